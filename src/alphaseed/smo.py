@@ -1,0 +1,649 @@
+"""SMO for the C-SVC dual with the Gaussian kernel, the algorithm of LibSVM 3.x's ``Solver``.
+
+Same working-set selection (second order, Fan, Chen and Lin 2005; TAU for non-positive
+curvature; ties go to the later index, as LibSVM's ``>=`` and ``<=`` do), same shrinking
+(every min(l, 1000) iterations, one unshrink with gradient reconstruction when the gap first
+falls below 10 eps), same stopping rule, rho and objective, and the same iteration count, so
+iterations and accuracies can be compared with LibSVM's one for one.
+
+The one deliberate difference is the kernel cache: LibSVM packs rows of varying length into
+its budget; here every cached row has room for l values (a row still holds only the prefix
+computed so far), so the same budget holds fewer rows once shrinking shortens them. That
+changes how often a kernel row is recomputed, never a value or an iteration.
+
+A warm start (``alpha0``) builds the initial gradient from the nonzero alphas, as LibSVM's
+``Solve`` does; the seeders of ``alphaseed.seeding`` produce such starts.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from .errors import SolverInputError
+from .kernel import KernelMatrix, kernel_cross, kernel_value, squared_norms
+
+TAU = 1e-12
+LOWER, UPPER, FREE = 0, 1, 2
+INF = np.inf
+# Rows shorter than this many multiply-adds are filled serially: waking threads costs more.
+PARALLEL_ROW_WORK = 1 << 16
+
+
+@dataclass
+class SolveResult:
+    alpha: np.ndarray
+    gradient: np.ndarray
+    rho: float
+    objective: float
+    iterations: int
+    iteration_cap_hit: bool
+    seconds_gradient_init: float
+    seconds_train: float
+    n_sv: int
+    n_bounded_sv: int
+
+
+# ---------------------------------------------------------------------------------------
+# Kernel row cache: LRU over rows of Q (Q_ij = y_i y_j K_ij) addressed by solver position.
+# cache = (data[slots, l] float32, slot_of_pos, pos_of_slot, valid_len, prev, next, used)
+# The LRU list is circular with a sentinel at index ``slots``: next[sentinel] is the least
+# recently used slot, prev[sentinel] the most recently used.
+# ---------------------------------------------------------------------------------------
+
+
+def new_cache(l: int, cache_mb: float):
+    slots = int(cache_mb * (1 << 20) // (4 * max(l, 1)))
+    slots = max(2, min(l, slots))
+    data = np.empty((slots, l), dtype=np.float32)
+    slot_of_pos = np.full(l, -1, dtype=np.int64)
+    pos_of_slot = np.full(slots, -1, dtype=np.int64)
+    valid_len = np.zeros(slots, dtype=np.int64)
+    prev = np.empty(slots + 1, dtype=np.int64)
+    nxt = np.empty(slots + 1, dtype=np.int64)
+    prev[slots] = slots
+    nxt[slots] = slots
+    used = np.zeros(1, dtype=np.int64)
+    return data, slot_of_pos, pos_of_slot, valid_len, prev, nxt, used
+
+
+@njit(cache=True)
+def _lru_unlink(prev, nxt, s):
+    nxt[prev[s]] = nxt[s]
+    prev[nxt[s]] = prev[s]
+
+
+@njit(cache=True)
+def _lru_push_mru(prev, nxt, s):
+    head = prev.shape[0] - 1
+    nxt[s] = head
+    prev[s] = prev[head]
+    nxt[prev[head]] = s
+    prev[head] = s
+
+
+@njit(cache=True)
+def _fill_row_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop):
+    gi = gidx[p]
+    yi = y[p]
+    for c in range(start, stop):
+        out[c] = np.float32(yi * y[c] * kernel_value(X, sqnorm, gamma, gi, gidx[c]))
+
+
+@njit(cache=True, parallel=True)
+def _fill_row_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop):
+    gi = gidx[p]
+    yi = y[p]
+    for c in prange(start, stop):
+        out[c] = np.float32(yi * y[c] * kernel_value(X, sqnorm, gamma, gi, gidx[c]))
+
+
+@njit(cache=True)
+def get_q(p, length, X, sqnorm, gamma, gidx, y, cache):
+    """Slot whose row holds Q[p, 0:length] (computing the missing tail)."""
+    data, slot_of_pos, pos_of_slot, valid_len, prev, nxt, used = cache
+    slots = data.shape[0]
+    s = slot_of_pos[p]
+    if s >= 0:
+        _lru_unlink(prev, nxt, s)
+    else:
+        if used[0] < slots:
+            s = used[0]
+            used[0] += 1
+        else:
+            s = nxt[slots]
+            _lru_unlink(prev, nxt, s)
+            slot_of_pos[pos_of_slot[s]] = -1
+        slot_of_pos[p] = s
+        pos_of_slot[s] = p
+        valid_len[s] = 0
+    _lru_push_mru(prev, nxt, s)
+    start = valid_len[s]
+    if start < length:
+        if (length - start) * X.shape[1] >= PARALLEL_ROW_WORK:
+            _fill_row_parallel(data[s], X, sqnorm, gamma, gidx, y, p, start, length)
+        else:
+            _fill_row_serial(data[s], X, sqnorm, gamma, gidx, y, p, start, length)
+        valid_len[s] = length
+    return s
+
+
+@njit(cache=True)
+def _cache_swap(cache, i, j):
+    data, slot_of_pos, pos_of_slot, valid_len, prev, nxt, used = cache
+    si = slot_of_pos[i]
+    sj = slot_of_pos[j]
+    slot_of_pos[i] = sj
+    slot_of_pos[j] = si
+    if sj >= 0:
+        pos_of_slot[sj] = i
+    if si >= 0:
+        pos_of_slot[si] = j
+    lo = min(i, j)
+    hi = max(i, j)
+    for s in range(used[0]):
+        if valid_len[s] > hi:
+            tmp = data[s, lo]
+            data[s, lo] = data[s, hi]
+            data[s, hi] = tmp
+        elif valid_len[s] > lo:
+            # Column hi was never computed for this row, so the swapped-in value is unknown:
+            # keep the prefix that is still valid (LibSVM drops the whole row here).
+            valid_len[s] = lo
+
+
+# ---------------------------------------------------------------------------------------
+# The solver proper. State arrays are indexed by position; positions are permuted by
+# shrinking (active instances first), ``perm`` maps a position back to the caller's order.
+# ---------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _status(a, C):
+    if a >= C:
+        return UPPER
+    if a <= 0.0:
+        return LOWER
+    return FREE
+
+
+@njit(cache=True)
+def init_gradient(X, sqnorm, gamma, gidx, y, alpha, C, cache):
+    l = alpha.shape[0]
+    G = np.full(l, -1.0)
+    G_bar = np.zeros(l)
+    data = cache[0]
+    for i in range(l):
+        if alpha[i] > 0.0:
+            s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache)
+            a = alpha[i]
+            for j in range(l):
+                G[j] += a * data[s, j]
+            if alpha[i] >= C:
+                for j in range(l):
+                    G_bar[j] += C * data[s, j]
+    return G, G_bar
+
+
+@njit(cache=True)
+def _swap(a, i, j):
+    tmp = a[i]
+    a[i] = a[j]
+    a[j] = tmp
+
+
+@njit(cache=True)
+def _swap_index(i, j, gidx, y, alpha, status, G, G_bar, perm, cache):
+    _cache_swap(cache, i, j)
+    _swap(gidx, i, j)
+    _swap(y, i, j)
+    _swap(alpha, i, j)
+    _swap(status, i, j)
+    _swap(G, i, j)
+    _swap(G_bar, i, j)
+    _swap(perm, i, j)
+
+
+@njit(cache=True)
+def _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache):
+    """(i, j) of LibSVM's second-order selection, or (-1, -1) when the gap is below eps."""
+    gmax = -INF
+    gmax2 = -INF
+    gmax_idx = -1
+    for t in range(active):
+        if y[t] > 0:
+            if status[t] != UPPER and -G[t] >= gmax:
+                gmax = -G[t]
+                gmax_idx = t
+        else:
+            if status[t] != LOWER and G[t] >= gmax:
+                gmax = G[t]
+                gmax_idx = t
+    i = gmax_idx
+    qi = cache[0][0]
+    if i != -1:
+        qi = cache[0][get_q(i, active, X, sqnorm, gamma, gidx, y, cache)]
+    gmin_idx = -1
+    obj_diff_min = INF
+    for j in range(active):
+        if y[j] > 0:
+            if status[j] != LOWER:
+                grad_diff = gmax + G[j]
+                if G[j] >= gmax2:
+                    gmax2 = G[j]
+                if grad_diff > 0.0:
+                    quad = 2.0 - 2.0 * y[i] * qi[j]
+                    if quad <= 0.0:
+                        quad = TAU
+                    obj_diff = -(grad_diff * grad_diff) / quad
+                    if obj_diff <= obj_diff_min:
+                        gmin_idx = j
+                        obj_diff_min = obj_diff
+        else:
+            if status[j] != UPPER:
+                grad_diff = gmax - G[j]
+                if -G[j] >= gmax2:
+                    gmax2 = -G[j]
+                if grad_diff > 0.0:
+                    quad = 2.0 + 2.0 * y[i] * qi[j]
+                    if quad <= 0.0:
+                        quad = TAU
+                    obj_diff = -(grad_diff * grad_diff) / quad
+                    if obj_diff <= obj_diff_min:
+                        gmin_idx = j
+                        obj_diff_min = obj_diff
+    if gmax + gmax2 < eps or gmin_idx == -1:
+        return -1, -1
+    return gmax_idx, gmin_idx
+
+
+@njit(cache=True)
+def _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache):
+    l = alpha.shape[0]
+    if active == l:
+        return
+    data = cache[0]
+    for j in range(active, l):
+        G[j] = G_bar[j] - 1.0
+    n_free = 0
+    for j in range(active):
+        if status[j] == FREE:
+            n_free += 1
+    # Walk whichever side needs fewer kernel evaluations, as LibSVM does.
+    if n_free * l > 2 * active * (l - active):
+        for i in range(active, l):
+            s = get_q(i, active, X, sqnorm, gamma, gidx, y, cache)
+            for j in range(active):
+                if status[j] == FREE:
+                    G[i] += alpha[j] * data[s, j]
+    else:
+        for i in range(active):
+            if status[i] == FREE:
+                s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache)
+                a = alpha[i]
+                for j in range(active, l):
+                    G[j] += a * data[s, j]
+
+
+@njit(cache=True)
+def _be_shrunk(i, gmax1, gmax2, y, status, G):
+    if status[i] == UPPER:
+        if y[i] > 0:
+            return -G[i] > gmax1
+        return -G[i] > gmax2
+    if status[i] == LOWER:
+        if y[i] > 0:
+            return G[i] > gmax2
+        return G[i] > gmax1
+    return False
+
+
+@njit(cache=True)
+def _calculate_rho(active, y, status, G):
+    n_free = 0
+    ub = INF
+    lb = -INF
+    sum_free = 0.0
+    for i in range(active):
+        yg = y[i] * G[i]
+        if status[i] == UPPER:
+            if y[i] < 0:
+                ub = min(ub, yg)
+            else:
+                lb = max(lb, yg)
+        elif status[i] == LOWER:
+            if y[i] > 0:
+                ub = min(ub, yg)
+            else:
+                lb = max(lb, yg)
+        else:
+            n_free += 1
+            sum_free += yg
+    if n_free > 0:
+        return sum_free / n_free
+    return (ub + lb) / 2.0
+
+
+@njit(cache=True)
+def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_iter, cache):
+    """Run SMO from a state whose gradient is initialised; arrays are permuted in place.
+
+    Returns (perm, rho, objective, iterations, cap_hit); ``perm[p]`` is the caller's position of
+    the instance now at position p.
+    """
+    l = alpha.shape[0]
+    data = cache[0]
+    status = np.empty(l, dtype=np.int8)
+    for t in range(l):
+        status[t] = _status(alpha[t], C)
+    perm = np.arange(l)
+    active = l
+    unshrunk = False
+    it = 0
+    counter = min(l, 1000) + 1
+    while it < max_iter:
+        counter -= 1
+        if counter == 0:
+            counter = min(l, 1000)
+            if shrinking:
+                gmax1 = -INF
+                gmax2 = -INF
+                for t in range(active):
+                    if y[t] > 0:
+                        if status[t] != UPPER and -G[t] >= gmax1:
+                            gmax1 = -G[t]
+                        if status[t] != LOWER and G[t] >= gmax2:
+                            gmax2 = G[t]
+                    else:
+                        if status[t] != UPPER and -G[t] >= gmax2:
+                            gmax2 = -G[t]
+                        if status[t] != LOWER and G[t] >= gmax1:
+                            gmax1 = G[t]
+                if not unshrunk and gmax1 + gmax2 <= eps * 10.0:
+                    unshrunk = True
+                    _reconstruct_gradient(
+                        active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache
+                    )
+                    active = l
+                t = 0
+                while t < active:
+                    if _be_shrunk(t, gmax1, gmax2, y, status, G):
+                        active -= 1
+                        while active > t:
+                            if not _be_shrunk(active, gmax1, gmax2, y, status, G):
+                                _swap_index(t, active, gidx, y, alpha, status, G, G_bar, perm, cache)
+                                break
+                            active -= 1
+                    t += 1
+
+        i, j = _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache)
+        if i < 0:
+            _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache)
+            active = l
+            i, j = _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache)
+            if i < 0:
+                break
+            counter = 1
+        it += 1
+
+        si = get_q(i, active, X, sqnorm, gamma, gidx, y, cache)
+        sj = get_q(j, active, X, sqnorm, gamma, gidx, y, cache)
+        qij = data[si, j]
+        old_ai = alpha[i]
+        old_aj = alpha[j]
+        if y[i] != y[j]:
+            quad = 2.0 + 2.0 * qij
+            if quad <= 0.0:
+                quad = TAU
+            delta = (-G[i] - G[j]) / quad
+            diff = alpha[i] - alpha[j]
+            alpha[i] += delta
+            alpha[j] += delta
+            if diff > 0.0:
+                if alpha[j] < 0.0:
+                    alpha[j] = 0.0
+                    alpha[i] = diff
+            else:
+                if alpha[i] < 0.0:
+                    alpha[i] = 0.0
+                    alpha[j] = -diff
+            if diff > 0.0:  # C_i - C_j == 0 with a single C
+                if alpha[i] > C:
+                    alpha[i] = C
+                    alpha[j] = C - diff
+            else:
+                if alpha[j] > C:
+                    alpha[j] = C
+                    alpha[i] = C + diff
+        else:
+            quad = 2.0 - 2.0 * qij
+            if quad <= 0.0:
+                quad = TAU
+            delta = (G[i] - G[j]) / quad
+            total = alpha[i] + alpha[j]
+            alpha[i] -= delta
+            alpha[j] += delta
+            if total > C:
+                if alpha[i] > C:
+                    alpha[i] = C
+                    alpha[j] = total - C
+            else:
+                if alpha[j] < 0.0:
+                    alpha[j] = 0.0
+                    alpha[i] = total
+            if total > C:
+                if alpha[j] > C:
+                    alpha[j] = C
+                    alpha[i] = total - C
+            else:
+                if alpha[i] < 0.0:
+                    alpha[i] = 0.0
+                    alpha[j] = total
+
+        dai = alpha[i] - old_ai
+        daj = alpha[j] - old_aj
+        for t in range(active):
+            G[t] += data[si, t] * dai + data[sj, t] * daj
+
+        ui = status[i] == UPPER
+        uj = status[j] == UPPER
+        status[i] = _status(alpha[i], C)
+        status[j] = _status(alpha[j], C)
+        if ui != (status[i] == UPPER):
+            s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache)
+            sign = -C if ui else C
+            for t in range(l):
+                G_bar[t] += sign * data[s, t]
+        if uj != (status[j] == UPPER):
+            s = get_q(j, l, X, sqnorm, gamma, gidx, y, cache)
+            sign = -C if uj else C
+            for t in range(l):
+                G_bar[t] += sign * data[s, t]
+
+    cap_hit = it >= max_iter
+    if cap_hit and active < l:
+        _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache)
+        active = l
+    rho = _calculate_rho(active, y, status, G)
+    v = 0.0
+    for t in range(l):
+        v += alpha[t] * (G[t] - 1.0)
+    return perm, rho, v / 2.0, it, cap_hit
+
+
+def _check_labels(y: np.ndarray) -> np.ndarray:
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if y.size and not np.isin(y, (-1.0, 1.0)).all():
+        bad = np.unique(y[~np.isin(y, (-1.0, 1.0))])[:5]
+        raise SolverInputError(f"labels must be -1 or +1; found {bad.tolist()}")
+    return y
+
+
+def _check_C(C: float) -> float:
+    C = float(C)
+    if not np.isfinite(C) or C <= 0:
+        raise SolverInputError(f"C must be a positive finite number, got {C!r}")
+    return C
+
+
+def check_warm_start(alpha0, y_train: np.ndarray, C: float) -> np.ndarray:
+    """Validate a feasible start and return it clipped exactly into [0, C]."""
+    a = np.asarray(alpha0, dtype=np.float64).ravel()
+    if a.shape != y_train.shape:
+        raise SolverInputError(f"alpha0 has {a.size} values for {y_train.size} training instances")
+    if not np.isfinite(a).all():
+        raise SolverInputError("alpha0 contains NaN or infinity")
+    tol = 1e-9 * C
+    if a.min(initial=0.0) < -tol or a.max(initial=0.0) > C + tol:
+        raise SolverInputError(
+            f"alpha0 leaves [0, C={C:g}]: min {a.min():.6g}, max {a.max():.6g}"
+        )
+    a = np.clip(a, 0.0, C)
+    residual = float(y_train @ a)
+    if abs(residual) > 1e-9 * max(1.0, float(a.sum())):
+        raise SolverInputError(
+            f"alpha0 violates sum(y * alpha) = 0: the sum is {residual:.3g} "
+            f"(tolerance {1e-9 * max(1.0, float(a.sum())):.3g})"
+        )
+    return a
+
+
+def solve(
+    kernel: KernelMatrix,
+    y: np.ndarray,
+    index: np.ndarray,
+    C: float,
+    alpha0=None,
+    eps: float = 1e-3,
+    cache_mb: float = 100.0,
+    shrinking: bool = True,
+    max_iter: int | None = None,
+) -> SolveResult:
+    """Train on the instances ``index`` of ``kernel`` (global indices, in this order)."""
+    C = _check_C(C)
+    if not eps > 0:
+        raise SolverInputError(f"eps must be positive, got {eps!r}")
+    y = _check_labels(y)
+    index = np.ascontiguousarray(index, dtype=np.int64)
+    l = index.size
+    gidx = index.copy()
+    y_train = np.ascontiguousarray(y[index])
+    alpha = np.zeros(l) if alpha0 is None else check_warm_start(alpha0, y_train, C)
+    if l == 0:
+        raise SolverInputError("the training set is empty")
+    if max_iter is None:
+        max_iter = max(10_000_000, 100 * l)
+    if np.unique(y_train).size == 1:
+        # One class only: nothing to separate. LibSVM then predicts that class; a zero
+        # solution with rho = -y does the same through the usual decision rule.
+        return SolveResult(alpha=alpha, gradient=np.full(l, -1.0), rho=-float(y_train[0]),
+                           objective=0.0, iterations=0, iteration_cap_hit=False,
+                           seconds_gradient_init=0.0, seconds_train=0.0,
+                           n_sv=0, n_bounded_sv=0)
+    cache = new_cache(l, cache_mb)
+
+    t0 = time.perf_counter()
+    G, G_bar = init_gradient(kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_train, alpha, C, cache)
+    t1 = time.perf_counter()
+    perm, rho, objective, iterations, cap_hit = smo_loop(
+        kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_train, alpha, G, G_bar,
+        C, float(eps), bool(shrinking), int(max_iter), cache,
+    )
+    t2 = time.perf_counter()
+
+    alpha_out = np.empty(l)
+    grad_out = np.empty(l)
+    alpha_out[perm] = alpha
+    grad_out[perm] = G
+    return SolveResult(
+        alpha=alpha_out,
+        gradient=grad_out,
+        rho=float(rho),
+        objective=float(objective),
+        iterations=int(iterations),
+        iteration_cap_hit=bool(cap_hit),
+        seconds_gradient_init=t1 - t0,
+        seconds_train=t2 - t1,
+        n_sv=int(np.count_nonzero(alpha_out > 0)),
+        n_bounded_sv=int(np.count_nonzero(alpha_out >= C)),
+    )
+
+
+def decision_values(kernel: KernelMatrix, y, train_index, alpha, rho, test_index) -> np.ndarray:
+    """sum_j y_j alpha_j K(x_j, x_t) - rho for each test instance (global indices)."""
+    train_index = np.asarray(train_index, dtype=np.int64)
+    sv = alpha > 0
+    coef = (np.asarray(y, dtype=np.float64)[train_index] * alpha)[sv]
+    block = kernel.block(test_index, train_index[sv])
+    return block.astype(np.float64) @ coef - rho
+
+
+def warmup() -> float:
+    """Compile every jitted function of the solver on a tiny problem; return the seconds."""
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(24, 3))
+    y = np.where(np.arange(24) % 2 == 0, 1.0, -1.0)
+    km = KernelMatrix(X, 0.5)
+    first = solve(km, y, np.arange(24), 1.0, cache_mb=0.0)
+    solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, cache_mb=0.0)
+    decision_values(km, y, np.arange(24), first.alpha, first.rho, np.arange(4))
+    _fill_row_parallel(np.empty(24, np.float32), km.X, km.sqnorm, km.gamma,
+                       np.arange(24), y, 0, 0, 24)
+    kernel_cross(km.X, km.sqnorm, km.X[:2], km.sqnorm[:2], km.gamma)
+    return time.perf_counter() - t0
+
+
+class SVMModel:
+    """A trained C-SVC: its support vectors, dual coefficients and rho, as LibSVM keeps them."""
+
+    def __init__(self, support_vectors, dual_coef, alpha, rho, gamma, result: SolveResult):
+        self.support_vectors = support_vectors
+        self.dual_coef = dual_coef  # y_i * alpha_i of each support vector
+        self.alpha = alpha
+        self.rho = rho
+        self.gamma = gamma
+        self.iterations = result.iterations
+        self.objective = result.objective
+        self.iteration_cap_hit = result.iteration_cap_hit
+        self.n_sv = result.n_sv
+        self.n_bounded_sv = result.n_bounded_sv
+        self.solve_result = result
+        self._sv_sqnorm = squared_norms(support_vectors)
+
+    def decision_function(self, X) -> np.ndarray:
+        from .kernel import dense_features
+
+        Xd = dense_features(X)
+        if Xd.shape[1] != self.support_vectors.shape[1]:
+            raise SolverInputError(
+                f"X has {Xd.shape[1]} features, the model was trained on "
+                f"{self.support_vectors.shape[1]}"
+            )
+        K = kernel_cross(Xd, squared_norms(Xd), self.support_vectors, self._sv_sqnorm, self.gamma)
+        return K.astype(np.float64) @ self.dual_coef - self.rho
+
+    def predict(self, X) -> np.ndarray:
+        return np.where(self.decision_function(X) > 0, 1, -1)
+
+
+def train_svm(X, y, C, gamma, alpha0=None, eps=1e-3, cache_mb=100, shrinking=True) -> SVMModel:
+    """Train a C-SVC with the Gaussian kernel K(x, z) = exp(-gamma ||x - z||^2)."""
+    km = KernelMatrix(X, gamma)
+    y = _check_labels(y)
+    if y.size != km.n:
+        raise SolverInputError(f"X has {km.n} rows but y has {y.size} labels")
+    result = solve(km, y, np.arange(km.n), C, alpha0=alpha0, eps=eps, cache_mb=cache_mb,
+                   shrinking=shrinking)
+    sv = result.alpha > 0
+    return SVMModel(
+        support_vectors=km.X[sv],
+        dual_coef=(y * result.alpha)[sv],
+        alpha=result.alpha,
+        rho=result.rho,
+        gamma=km.gamma,
+        result=result,
+    )
