@@ -1,0 +1,169 @@
+"""The solver on its own: warm starts, degenerate problems, invalid input.
+
+Equivalence with LibSVM itself is tested in test_solver_vs_libsvm.py.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+from alphaseed.errors import SolverInputError
+from alphaseed.kernel import KernelMatrix
+from alphaseed.smo import solve, train_svm
+
+
+def blobs(n=80, d=4, seed=0, sep=1.0):
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 3 == 0, 1.0, -1.0)
+    X = rng.normal(size=(n, d)) + sep * y[:, None]
+    return X, y
+
+
+def random_feasible_alpha(y, C, rng):
+    """A random point of {0 <= a <= C, y.a = 0}: scale the larger class side down."""
+    a = rng.uniform(0, C, size=y.size)
+    pos, neg = a[y > 0].sum(), a[y < 0].sum()
+    if pos > neg:
+        a[y > 0] *= neg / pos
+    else:
+        a[y < 0] *= pos / neg
+    return a
+
+
+def dual_objective(km, y, alpha):
+    K = km.block(np.arange(km.n), np.arange(km.n)).astype(np.float64)
+    v = y * alpha
+    return 0.5 * v @ K @ v - alpha.sum()
+
+
+def test_solution_is_feasible_and_objective_matches_its_definition():
+    X, y = blobs()
+    km = KernelMatrix(X, 0.3)
+    r = solve(km, y, np.arange(km.n), C=2.0)
+    assert r.alpha.min() >= 0 and r.alpha.max() <= 2.0
+    assert abs(y @ r.alpha) < 1e-10
+    assert r.objective == pytest.approx(dual_objective(km, y, r.alpha), rel=1e-6)
+    assert r.gradient == pytest.approx(
+        km.block(np.arange(km.n), np.arange(km.n)).astype(np.float64) @ (y * r.alpha) * y - 1,
+        abs=1e-5,
+    )
+
+
+def test_warm_start_from_the_optimum_stops_at_once():
+    X, y = blobs(seed=1)
+    km = KernelMatrix(X, 0.5)
+    cold = solve(km, y, np.arange(km.n), C=1.0)
+    warm = solve(km, y, np.arange(km.n), C=1.0, alpha0=cold.alpha)
+    assert warm.iterations <= 2
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_warm_start_from_a_random_feasible_point_reaches_the_cold_optimum(seed):
+    X, y = blobs(seed=seed)
+    km = KernelMatrix(X, 0.5)
+    C = 3.0
+    cold = solve(km, y, np.arange(km.n), C=C, eps=1e-5)
+    alpha0 = random_feasible_alpha(y, C, np.random.default_rng(seed))
+    warm = solve(km, y, np.arange(km.n), C=C, alpha0=alpha0, eps=1e-5)
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
+
+
+def test_training_order_and_subset_are_respected():
+    X, y = blobs(n=60, seed=3)
+    km = KernelMatrix(X, 0.5)
+    index = np.random.default_rng(0).permutation(60)[:45]
+    r = solve(km, y, index, C=1.0)
+    alone = solve(KernelMatrix(X[index], 0.5), y[index], np.arange(45), C=1.0)
+    assert r.iterations == alone.iterations
+    np.testing.assert_allclose(r.alpha, alone.alpha, atol=1e-12)
+
+
+def test_shrinking_changes_nothing_but_speed():
+    X, y = blobs(n=300, seed=4, sep=0.3)
+    km = KernelMatrix(X, 0.5)
+    a = solve(km, y, np.arange(km.n), C=10.0, shrinking=True)
+    b = solve(km, y, np.arange(km.n), C=10.0, shrinking=False)
+    assert a.objective == pytest.approx(b.objective, rel=1e-5)
+
+
+def test_a_tiny_cache_gives_the_same_run():
+    X, y = blobs(n=200, seed=5, sep=0.3)
+    km = KernelMatrix(X, 0.5)
+    big = solve(km, y, np.arange(km.n), C=10.0)
+    tiny = solve(km, y, np.arange(km.n), C=10.0, cache_mb=0.0)
+    assert big.iterations == tiny.iterations
+    np.testing.assert_array_equal(big.alpha, tiny.alpha)
+
+
+def test_reaching_the_iteration_cap_is_reported():
+    X, y = blobs(n=200, seed=6, sep=0.2)
+    km = KernelMatrix(X, 0.5)
+    r = solve(km, y, np.arange(km.n), C=100.0, max_iter=5)
+    assert r.iterations == 5 and r.iteration_cap_hit
+    assert abs(y @ r.alpha) < 1e-10
+
+
+def test_one_class_predicts_that_class():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    for label in (1.0, -1.0):
+        model = train_svm(X, np.full(10, label), C=1.0, gamma=1.0)
+        assert model.iterations == 0
+        assert (model.predict(X + 5) == label).all()
+
+
+def test_identity_kernel_duplicates_and_extreme_C_terminate():
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 255, size=(40, 30)).astype(float)  # gamma makes K the identity
+    X[20:] = X[:20]  # every instance duplicated, half with the opposite label
+    y = np.where(np.arange(40) % 2 == 0, 1.0, -1.0)
+    for C in (1e-6, 1.0, 1e6):
+        model = train_svm(X, y, C=C, gamma=0.7)
+        assert model.alpha.min() >= 0 and model.alpha.max() <= C
+        assert abs(y @ model.alpha) <= 1e-9 * max(1.0, model.alpha.sum())
+        assert not model.iteration_cap_hit
+
+
+@given(
+    n=st.integers(2, 30),
+    d=st.integers(1, 5),
+    C=st.floats(1e-3, 1e3),
+    gamma=st.floats(1e-3, 1e2),
+    seed=st.integers(0, 2**16),
+)
+@settings(max_examples=40, deadline=None)
+def test_any_small_problem_terminates_feasibly(n, d, C, gamma, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).round(1)  # rounding makes duplicates likely
+    y = rng.choice([-1.0, 1.0], size=n)
+    model = train_svm(X, y, C=C, gamma=gamma)
+    assert not model.iteration_cap_hit
+    assert model.alpha.min() >= 0 and model.alpha.max() <= C
+    assert abs(y @ model.alpha) <= 1e-9 * max(1.0, model.alpha.sum())
+    assert np.isfinite(model.rho)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"C": 0.0}, "C must be"),
+        ({"C": -1.0}, "C must be"),
+        ({"C": 1.0, "gamma": 0.0}, "gamma must be"),
+        ({"C": 1.0, "alpha0": np.full(6, 2.0)}, "leaves"),
+        ({"C": 1.0, "alpha0": np.r_[1.0, np.zeros(5)]}, "sum"),
+        ({"C": 1.0, "alpha0": np.zeros(4)}, "alpha0 has 4"),
+    ],
+)
+def test_invalid_input_is_rejected_with_a_named_reason(kwargs, message):
+    X = np.arange(12.0).reshape(6, 2)
+    y = np.array([1.0, -1, 1, -1, 1, -1])
+    kwargs = {"gamma": 0.5, **kwargs}
+    with pytest.raises(SolverInputError, match=message):
+        train_svm(X, y, **kwargs)
+
+
+def test_labels_other_than_plus_minus_one_are_rejected():
+    with pytest.raises(SolverInputError, match="labels"):
+        train_svm(np.zeros((3, 1)), np.array([0.0, 1.0, 2.0]), C=1.0, gamma=1.0)
