@@ -529,7 +529,6 @@ def solve(
     y = _check_labels(y)
     index = np.ascontiguousarray(index, dtype=np.int64)
     l = index.size
-    gidx = index.copy()
     y_train = np.ascontiguousarray(y[index])
     alpha = np.zeros(l) if alpha0 is None else check_warm_start(alpha0, y_train, C)
     if l == 0:
@@ -543,21 +542,27 @@ def solve(
                            objective=0.0, iterations=0, iteration_cap_hit=False,
                            seconds_gradient_init=0.0, seconds_train=0.0,
                            n_sv=0, n_bounded_sv=0)
+    # LibSVM's svm_train groups a -1/+1 training set by class, the +1 instances first, each
+    # class in its given order; solving in that order keeps ties and iteration counts equal.
+    order = np.concatenate([np.flatnonzero(y_train > 0), np.flatnonzero(y_train < 0)])
+    gidx = index[order]
+    y_inner = y_train[order]
+    alpha = alpha[order]
     cache = new_cache(l, cache_mb)
 
     t0 = time.perf_counter()
-    G, G_bar = init_gradient(kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_train, alpha, C, cache)
+    G, G_bar = init_gradient(kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, C, cache)
     t1 = time.perf_counter()
     perm, rho, objective, iterations, cap_hit = smo_loop(
-        kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_train, alpha, G, G_bar,
+        kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, G, G_bar,
         C, float(eps), bool(shrinking), int(max_iter), cache,
     )
     t2 = time.perf_counter()
 
     alpha_out = np.empty(l)
     grad_out = np.empty(l)
-    alpha_out[perm] = alpha
-    grad_out[perm] = G
+    alpha_out[order[perm]] = alpha
+    grad_out[order[perm]] = G
     return SolveResult(
         alpha=alpha_out,
         gradient=grad_out,
