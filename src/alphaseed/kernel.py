@@ -1,103 +1,105 @@
-"""Gaussian kernel values, computed one way everywhere.
+"""The kernel of one dataset, shared by the solver, the seeders and prediction.
 
-K(x, z) = exp(-gamma * ||x - z||^2) with ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x.z evaluated in
-float64 (raw Madelon and MNIST values cancel catastrophically in float32), then stored as
-float32, as LibSVM's kernel cache stores them. The solver, the seeders and prediction all call
-the functions of this module, so a kernel value never differs between two of them.
+Every round of a k-fold cross-validation trains on instances of the same dataset, so
+K(x_i, x_j) never changes between rounds; LibSVM nevertheless rebuilds its cache in every
+round. ``KernelMatrix`` offers four modes:
+
+- ``cache``: LibSVM's behaviour, an LRU cache of rows per training run (the paper's setting);
+- ``shared``: one LRU cache of full kernel rows keyed by global instance index, kept for the
+  whole cross-validation and read by the seeders too;
+- ``gram``: the whole n x n float32 matrix, computed once in parallel tiles;
+- ``auto``: ``gram`` when it fits the memory budget, else ``shared``.
+
+All modes store float32(kernel_value(...)) computed by the same compiled function, so
+iterations, predictions and accuracy are identical across modes; only time and memory differ.
+The Gram matrix is computed by that function rather than by a BLAS product because a GEMM
+would round the dot products differently and break that identity.
 """
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
-import scipy.sparse as sp
-from numba import njit, prange
+import psutil
 
 from .errors import SolverInputError
+from .gaussian import (  # noqa: F401  (re-exported: the kernel's public face)
+    dense_features,
+    gram_matrix,
+    kernel_block,
+    kernel_cross,
+    squared_norms,
+)
+from .kernel_cache import compute_source, gram_source, shared_block, shared_source
+
+KERNEL_MODES = ("cache", "shared", "gram", "auto")
+# Share of the memory available at start-up that the kernel may take by default.
+DEFAULT_MEMORY_FRACTION = 0.75
+# Solver state, a round's LibSVM-size row cache and prediction blocks, beyond the matrix.
+WORKING_BYTES = 512 << 20
 
 
-def dense_features(X) -> np.ndarray:
-    """Return X as a C-contiguous float64 dense array (CSR input is densified)."""
-    if sp.issparse(X):
-        X = X.toarray()
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise SolverInputError(f"features must be a 2-D array, got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise SolverInputError("features contain NaN or infinity")
-    return X
+def default_memory_budget() -> int:
+    return int(psutil.virtual_memory().available * DEFAULT_MEMORY_FRACTION)
 
 
-@njit(cache=True)
-def squared_norms(X):
-    n, d = X.shape
-    out = np.empty(n, dtype=np.float64)
-    for i in range(n):
-        s = 0.0
-        for f in range(d):
-            s += X[i, f] * X[i, f]
-        out[i] = s
-    return out
+def gram_bytes(n: int) -> int:
+    return 4 * n * n
 
 
-# Reassociation lets LLVM vectorise the dot product; it is the only relaxed step, and the same
-# compiled function serves every caller, so every caller sees identical kernel values.
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def row_dot(A, i, B, j):
-    s = 0.0
-    for f in range(A.shape[1]):
-        s += A[i, f] * B[j, f]
-    return s
+def resolve_mode(mode: str, n: int, memory_budget: int) -> str:
+    """The mode a kernel of n instances will use; ``gram`` is refused past the budget."""
+    if mode not in KERNEL_MODES:
+        raise SolverInputError(f"kernel mode must be one of {', '.join(KERNEL_MODES)}; got {mode!r}")
+    fits = gram_bytes(n) + WORKING_BYTES <= memory_budget
+    if mode == "auto":
+        return "gram" if fits else "shared"
+    if mode == "gram" and not fits:
+        raise SolverInputError(
+            f"the Gram matrix of {n} instances needs {gram_bytes(n) / 2**30:.1f} GiB plus "
+            f"{WORKING_BYTES / 2**30:.1f} GiB working memory, over the memory budget of "
+            f"{memory_budget / 2**30:.1f} GiB; use kernel mode 'auto' or 'shared'"
+        )
+    return mode
 
 
-@njit(cache=True)
-def kernel_value(X, sqnorm, gamma, i, j):
-    """K(x_i, x_j) in float64; callers round it to float32 when they store it."""
-    if i == j:
-        return 1.0
-    dist = sqnorm[i] + sqnorm[j] - 2.0 * row_dot(X, i, X, j)
-    if dist < 0.0:
-        dist = 0.0
-    return np.exp(-gamma * dist)
-
-
-@njit(cache=True, parallel=True)
-def kernel_block(X, sqnorm, gamma, rows, cols):
-    """float32 matrix K[rows][:, cols] over instances of X given by global indices."""
-    out = np.empty((rows.shape[0], cols.shape[0]), dtype=np.float32)
-    for a in prange(rows.shape[0]):
-        i = rows[a]
-        for b in range(cols.shape[0]):
-            out[a, b] = np.float32(kernel_value(X, sqnorm, gamma, i, cols[b]))
-    return out
-
-
-@njit(cache=True, parallel=True)
-def kernel_cross(Xa, sqa, Xb, sqb, gamma):
-    """float32 matrix K(Xa[i], Xb[j]) between two separate feature arrays (prediction)."""
-    out = np.empty((Xa.shape[0], Xb.shape[0]), dtype=np.float32)
-    for i in prange(Xa.shape[0]):
-        for j in range(Xb.shape[0]):
-            dist = sqa[i] + sqb[j] - 2.0 * row_dot(Xa, i, Xb, j)
-            if dist < 0.0:
-                dist = 0.0
-            out[i, j] = np.float32(np.exp(-gamma * dist))
-    return out
+def memory_mb(n: int, dim: int, mode: str, cache_mb: float = 100.0,
+              memory_budget: int | None = None) -> int:
+    """Peak memory (MB) of a cross-validation job, for a scheduler's resource request."""
+    budget = default_memory_budget() if memory_budget is None else memory_budget
+    resolved = resolve_mode(mode, n, budget)
+    features = 8 * n * dim * 2  # the dense copy, plus the sparse input it came from
+    kernel = {"cache": 0, "gram": gram_bytes(n), "shared": min(gram_bytes(n), budget)}[resolved]
+    return int((features + kernel + WORKING_BYTES) / 2**20 + cache_mb)
 
 
 class KernelMatrix:
     """Kernel values over one dataset, addressed by global instance index.
 
-    This is what the seeders and cross-validation see of the kernel: ``block(rows, cols)``
-    returns the float32 matrix K[rows][:, cols]. The solver reads ``X``, ``sqnorm`` and
-    ``gamma`` directly inside its compiled loop.
+    ``block(rows, cols)`` returns the float32 matrix K[rows][:, cols]. The solver reads ``X``,
+    ``sqnorm``, ``gamma`` and ``source`` (where its row cache gets missing rows) directly in its
+    compiled loop. ``seconds`` is the time spent building the kernel (the Gram matrix).
     """
 
-    def __init__(self, X, gamma: float):
+    def __init__(self, X, gamma: float, mode: str = "cache", memory_budget: int | None = None):
         if not np.isfinite(gamma) or gamma <= 0:
             raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
         self.X = dense_features(X)
         self.sqnorm = squared_norms(self.X)
         self.gamma = float(gamma)
+        budget = default_memory_budget() if memory_budget is None else int(memory_budget)
+        self.mode = resolve_mode(mode, self.n, budget)
+        start = time.perf_counter()
+        self.gram = None
+        if self.mode == "gram":
+            self.gram = gram_matrix(self.X, self.sqnorm, self.gamma)
+            self.source = gram_source(self.gram)
+        elif self.mode == "shared":
+            self.source = shared_source(self.n, max(0, budget - WORKING_BYTES))
+        else:
+            self.source = compute_source()
+        self.seconds = time.perf_counter() - start
 
     @property
     def n(self) -> int:
@@ -106,4 +108,8 @@ class KernelMatrix:
     def block(self, rows, cols) -> np.ndarray:
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         cols = np.ascontiguousarray(cols, dtype=np.int64)
+        if self.gram is not None:
+            return self.gram[np.ix_(rows, cols)]
+        if self.mode == "shared":
+            return shared_block(self.X, self.sqnorm, self.gamma, self.source, rows, cols)
         return kernel_block(self.X, self.sqnorm, self.gamma, rows, cols)

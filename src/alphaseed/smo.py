@@ -21,16 +21,15 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .errors import SolverInputError
-from .kernel import KernelMatrix, kernel_cross, kernel_value, squared_norms
+from .kernel import KernelMatrix, kernel_cross, squared_norms
+from .kernel_cache import cache_swap, get_q, new_cache
 
 TAU = 1e-12
 LOWER, UPPER, FREE = 0, 1, 2
 INF = np.inf
-# Rows shorter than this many multiply-adds are filled serially: waking threads costs more.
-PARALLEL_ROW_WORK = 1 << 16
 
 
 @dataclass
@@ -45,114 +44,6 @@ class SolveResult:
     seconds_train: float
     n_sv: int
     n_bounded_sv: int
-
-
-# ---------------------------------------------------------------------------------------
-# Kernel row cache: LRU over rows of Q (Q_ij = y_i y_j K_ij) addressed by solver position.
-# cache = (data[slots, l] float32, slot_of_pos, pos_of_slot, valid_len, prev, next, used)
-# The LRU list is circular with a sentinel at index ``slots``: next[sentinel] is the least
-# recently used slot, prev[sentinel] the most recently used.
-# ---------------------------------------------------------------------------------------
-
-
-def new_cache(l: int, cache_mb: float):
-    slots = int(cache_mb * (1 << 20) // (4 * max(l, 1)))
-    slots = max(2, min(l, slots))
-    data = np.empty((slots, l), dtype=np.float32)
-    slot_of_pos = np.full(l, -1, dtype=np.int64)
-    pos_of_slot = np.full(slots, -1, dtype=np.int64)
-    valid_len = np.zeros(slots, dtype=np.int64)
-    prev = np.empty(slots + 1, dtype=np.int64)
-    nxt = np.empty(slots + 1, dtype=np.int64)
-    prev[slots] = slots
-    nxt[slots] = slots
-    used = np.zeros(1, dtype=np.int64)
-    return data, slot_of_pos, pos_of_slot, valid_len, prev, nxt, used
-
-
-@njit(cache=True)
-def _lru_unlink(prev, nxt, s):
-    nxt[prev[s]] = nxt[s]
-    prev[nxt[s]] = prev[s]
-
-
-@njit(cache=True)
-def _lru_push_mru(prev, nxt, s):
-    head = prev.shape[0] - 1
-    nxt[s] = head
-    prev[s] = prev[head]
-    nxt[prev[head]] = s
-    prev[head] = s
-
-
-@njit(cache=True)
-def _fill_row_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop):
-    gi = gidx[p]
-    yi = y[p]
-    for c in range(start, stop):
-        out[c] = np.float32(yi * y[c] * kernel_value(X, sqnorm, gamma, gi, gidx[c]))
-
-
-@njit(cache=True, parallel=True)
-def _fill_row_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop):
-    gi = gidx[p]
-    yi = y[p]
-    for c in prange(start, stop):
-        out[c] = np.float32(yi * y[c] * kernel_value(X, sqnorm, gamma, gi, gidx[c]))
-
-
-@njit(cache=True)
-def get_q(p, length, X, sqnorm, gamma, gidx, y, cache):
-    """Slot whose row holds Q[p, 0:length] (computing the missing tail)."""
-    data, slot_of_pos, pos_of_slot, valid_len, prev, nxt, used = cache
-    slots = data.shape[0]
-    s = slot_of_pos[p]
-    if s >= 0:
-        _lru_unlink(prev, nxt, s)
-    else:
-        if used[0] < slots:
-            s = used[0]
-            used[0] += 1
-        else:
-            s = nxt[slots]
-            _lru_unlink(prev, nxt, s)
-            slot_of_pos[pos_of_slot[s]] = -1
-        slot_of_pos[p] = s
-        pos_of_slot[s] = p
-        valid_len[s] = 0
-    _lru_push_mru(prev, nxt, s)
-    start = valid_len[s]
-    if start < length:
-        if (length - start) * X.shape[1] >= PARALLEL_ROW_WORK:
-            _fill_row_parallel(data[s], X, sqnorm, gamma, gidx, y, p, start, length)
-        else:
-            _fill_row_serial(data[s], X, sqnorm, gamma, gidx, y, p, start, length)
-        valid_len[s] = length
-    return s
-
-
-@njit(cache=True)
-def _cache_swap(cache, i, j):
-    data, slot_of_pos, pos_of_slot, valid_len, prev, nxt, used = cache
-    si = slot_of_pos[i]
-    sj = slot_of_pos[j]
-    slot_of_pos[i] = sj
-    slot_of_pos[j] = si
-    if sj >= 0:
-        pos_of_slot[sj] = i
-    if si >= 0:
-        pos_of_slot[si] = j
-    lo = min(i, j)
-    hi = max(i, j)
-    for s in range(used[0]):
-        if valid_len[s] > hi:
-            tmp = data[s, lo]
-            data[s, lo] = data[s, hi]
-            data[s, hi] = tmp
-        elif valid_len[s] > lo:
-            # Column hi was never computed for this row, so the swapped-in value is unknown:
-            # keep the prefix that is still valid (LibSVM drops the whole row here).
-            valid_len[s] = lo
 
 
 # ---------------------------------------------------------------------------------------
@@ -171,14 +62,14 @@ def _status(a, C):
 
 
 @njit(cache=True)
-def init_gradient(X, sqnorm, gamma, gidx, y, alpha, C, cache):
+def init_gradient(X, sqnorm, gamma, gidx, y, alpha, C, cache, source):
     l = alpha.shape[0]
     G = np.full(l, -1.0)
     G_bar = np.zeros(l)
     data = cache[0]
     for i in range(l):
         if alpha[i] > 0.0:
-            s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache)
+            s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
             a = alpha[i]
             for j in range(l):
                 G[j] += a * data[s, j]
@@ -197,7 +88,7 @@ def _swap(a, i, j):
 
 @njit(cache=True)
 def _swap_index(i, j, gidx, y, alpha, status, G, G_bar, perm, cache):
-    _cache_swap(cache, i, j)
+    cache_swap(cache, i, j)
     _swap(gidx, i, j)
     _swap(y, i, j)
     _swap(alpha, i, j)
@@ -208,7 +99,7 @@ def _swap_index(i, j, gidx, y, alpha, status, G, G_bar, perm, cache):
 
 
 @njit(cache=True)
-def _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache):
+def _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache, source):
     """(i, j) of LibSVM's second-order selection, or (-1, -1) when the gap is below eps."""
     gmax = -INF
     gmax2 = -INF
@@ -225,7 +116,7 @@ def _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache
     i = gmax_idx
     qi = cache[0][0]
     if i != -1:
-        qi = cache[0][get_q(i, active, X, sqnorm, gamma, gidx, y, cache)]
+        qi = cache[0][get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)]
     gmin_idx = -1
     obj_diff_min = INF
     for j in range(active):
@@ -261,7 +152,8 @@ def _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache
 
 
 @njit(cache=True)
-def _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache):
+def _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
+                          source):
     l = alpha.shape[0]
     if active == l:
         return
@@ -275,14 +167,14 @@ def _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G
     # Walk whichever side needs fewer kernel evaluations, as LibSVM does.
     if n_free * l > 2 * active * (l - active):
         for i in range(active, l):
-            s = get_q(i, active, X, sqnorm, gamma, gidx, y, cache)
+            s = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
             for j in range(active):
                 if status[j] == FREE:
                     G[i] += alpha[j] * data[s, j]
     else:
         for i in range(active):
             if status[i] == FREE:
-                s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache)
+                s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
                 a = alpha[i]
                 for j in range(active, l):
                     G[j] += a * data[s, j]
@@ -328,7 +220,8 @@ def _calculate_rho(active, y, status, G):
 
 
 @njit(cache=True)
-def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_iter, cache):
+def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_iter, cache,
+             source):
     """Run SMO from a state whose gradient is initialised; arrays are permuted in place.
 
     Returns (perm, rho, objective, iterations, cap_hit); ``perm[p]`` is the caller's position of
@@ -365,7 +258,7 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
                 if not unshrunk and gmax1 + gmax2 <= eps * 10.0:
                     unshrunk = True
                     _reconstruct_gradient(
-                        active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache
+                        active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache, source
                     )
                     active = l
                 t = 0
@@ -379,18 +272,19 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
                             active -= 1
                     t += 1
 
-        i, j = _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache)
+        i, j = _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache, source)
         if i < 0:
-            _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache)
+            _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
+                                  source)
             active = l
-            i, j = _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache)
+            i, j = _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache, source)
             if i < 0:
                 break
             counter = 1
         it += 1
 
-        si = get_q(i, active, X, sqnorm, gamma, gidx, y, cache)
-        sj = get_q(j, active, X, sqnorm, gamma, gidx, y, cache)
+        si = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
+        sj = get_q(j, active, X, sqnorm, gamma, gidx, y, cache, source)
         qij = data[si, j]
         old_ai = alpha[i]
         old_aj = alpha[j]
@@ -453,19 +347,20 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
         status[i] = _status(alpha[i], C)
         status[j] = _status(alpha[j], C)
         if ui != (status[i] == UPPER):
-            s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache)
+            s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
             sign = -C if ui else C
             for t in range(l):
                 G_bar[t] += sign * data[s, t]
         if uj != (status[j] == UPPER):
-            s = get_q(j, l, X, sqnorm, gamma, gidx, y, cache)
+            s = get_q(j, l, X, sqnorm, gamma, gidx, y, cache, source)
             sign = -C if uj else C
             for t in range(l):
                 G_bar[t] += sign * data[s, t]
 
     cap_hit = it >= max_iter
     if cap_hit and active < l:
-        _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache)
+        _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
+                                  source)
         active = l
     rho = _calculate_rho(active, y, status, G)
     v = 0.0
@@ -548,14 +443,16 @@ def solve(
     gidx = index[order]
     y_inner = y_train[order]
     alpha = alpha[order]
-    cache = new_cache(l, cache_mb)
+    cache = new_cache(l, l, cache_mb * (1 << 20))
+    source = kernel.source
 
     t0 = time.perf_counter()
-    G, G_bar = init_gradient(kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, C, cache)
+    G, G_bar = init_gradient(kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, C,
+                             cache, source)
     t1 = time.perf_counter()
     perm, rho, objective, iterations, cap_hit = smo_loop(
         kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, G, G_bar,
-        C, float(eps), bool(shrinking), int(max_iter), cache,
+        C, float(eps), bool(shrinking), int(max_iter), cache, source,
     )
     t2 = time.perf_counter()
 
@@ -592,12 +489,11 @@ def warmup() -> float:
     rng = np.random.default_rng(0)
     X = rng.normal(size=(24, 3))
     y = np.where(np.arange(24) % 2 == 0, 1.0, -1.0)
-    km = KernelMatrix(X, 0.5)
-    first = solve(km, y, np.arange(24), 1.0, cache_mb=0.0)
-    solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, cache_mb=0.0)
-    decision_values(km, y, np.arange(24), first.alpha, first.rho, np.arange(4))
-    _fill_row_parallel(np.empty(24, np.float32), km.X, km.sqnorm, km.gamma,
-                       np.arange(24), y, 0, 0, 24)
+    for mode in ("cache", "shared", "gram"):
+        km = KernelMatrix(X, 0.5, mode=mode, memory_budget=1 << 30)
+        first = solve(km, y, np.arange(24), 1.0, cache_mb=0.0)
+        solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, cache_mb=0.0)
+        decision_values(km, y, np.arange(24), first.alpha, first.rho, np.arange(4))
     kernel_cross(km.X, km.sqnorm, km.X[:2], km.sqnorm[:2], km.gamma)
     return time.perf_counter() - t0
 

@@ -1,0 +1,68 @@
+"""Kernel modes: the same float32 values, hence the same solver runs, in every mode."""
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+from alphaseed.errors import SolverInputError
+from alphaseed.kernel import KernelMatrix, gram_bytes, memory_mb, resolve_mode
+from alphaseed.smo import solve
+
+MODES = ("cache", "shared", "gram")
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 7)) * 30  # large raw values, as Madelon and MNIST have
+    y = np.where(rng.random(400) < 0.4, 1.0, -1.0)
+    return X, y
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_values_are_the_gaussian_kernel(problem, mode):
+    X, _ = problem
+    km = KernelMatrix(X, 1e-4, mode=mode, memory_budget=1 << 30)
+    rows, cols = np.arange(0, 400, 7), np.arange(400)[::-1]
+    np.testing.assert_allclose(km.block(rows, cols), rbf_kernel(X[rows], X[cols], gamma=1e-4),
+                               rtol=1e-6, atol=1e-7)
+
+
+def test_every_mode_stores_identical_values_and_gives_identical_runs(problem):
+    X, y = problem
+    runs, blocks = {}, {}
+    train = np.random.default_rng(0).permutation(400)[:300]
+    for mode in MODES:
+        km = KernelMatrix(X, 1e-4, mode=mode, memory_budget=1 << 30)
+        blocks[mode] = km.block(train[:50], train)
+        runs[mode] = solve(km, y, train, C=10.0, cache_mb=0.05)  # a cache far too small
+    for mode in MODES[1:]:
+        np.testing.assert_array_equal(blocks[mode], blocks["cache"])
+        assert runs[mode].iterations == runs["cache"].iterations
+        np.testing.assert_array_equal(runs[mode].alpha, runs["cache"].alpha)
+        assert runs[mode].rho == runs["cache"].rho
+
+
+def test_a_shared_cache_smaller_than_the_data_still_serves_every_row(problem):
+    X, y = problem
+    small = KernelMatrix(X, 1e-4, mode="shared", memory_budget=(512 << 20) + 20 * 4 * 400)
+    full = KernelMatrix(X, 1e-4, mode="cache")
+    rows = np.arange(400)
+    np.testing.assert_array_equal(small.block(rows, rows), full.block(rows, rows))
+
+
+def test_gram_is_refused_past_the_memory_budget_and_auto_falls_back():
+    n = 100_000
+    budget = gram_bytes(n) // 2
+    with pytest.raises(SolverInputError, match="over the memory budget"):
+        resolve_mode("gram", n, budget)
+    assert resolve_mode("auto", n, budget) == "shared"
+    assert resolve_mode("auto", 1000, budget) == "gram"
+    with pytest.raises(SolverInputError, match="kernel mode must be"):
+        resolve_mode("fast", 10, budget)
+
+
+def test_memory_request_follows_the_mode():
+    big = 64 << 30
+    assert memory_mb(32561, 123, "gram", memory_budget=big) > gram_bytes(32561) / 2**20
+    assert memory_mb(32561, 123, "cache", memory_budget=big) < 1200
