@@ -1,0 +1,17 @@
+VENV := .venv
+STAMP := $(VENV)/.installed
+CORES ?= all
+
+.PHONY: test results
+
+# Reinstall only when the package metadata changes; the install is editable, so code changes need nothing.
+$(STAMP): pyproject.toml
+	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -e '.[test]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(VENV)/bin/pytest
+
+results: $(STAMP)
+	$(VENV)/bin/snakemake --cores $(CORES)

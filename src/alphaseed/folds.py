@@ -1,0 +1,102 @@
+"""Fold assignment for k-fold cross-validation, following LibSVM's ``svm_cross_validation``.
+
+Stratified k-fold (k < n): the instances are grouped by class, each class is shuffled, and fold
+i takes the slice ``[i * n_c // k, (i + 1) * n_c // k)`` of every class c, so the class counts
+of any two folds differ by at most one. Leave-one-out (k = n): a shuffled order of all
+instances, one per fold, as LibSVM does when the number of folds equals the number of instances.
+Randomness comes from ``numpy.random.default_rng(seed)`` (LibSVM uses C's ``rand()``), so folds
+depend only on the labels, k and the seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import numbers
+
+import numpy as np
+
+from alphaseed.errors import SolverInputError
+
+LEAVE_ONE_OUT = "loo"
+
+
+def resolve_k(k: int | str, n: int) -> int:
+    """The number of folds: ``k`` itself, or ``n`` for ``"loo"``; checks 2 <= k <= n."""
+    if k == LEAVE_ONE_OUT:
+        k = n
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise SolverInputError(
+            f"k must be an integer number of folds or '{LEAVE_ONE_OUT}', not {k!r}"
+        )
+    if not 2 <= k <= n:
+        raise SolverInputError(
+            f"k = {k} folds is outside 2 <= k <= n = {n} (the number of instances)"
+        )
+    return int(k)
+
+
+def _classes_in_libsvm_order(y: np.ndarray) -> np.ndarray:
+    # LibSVM groups classes by first appearance, but puts +1 before -1 in a two-class problem.
+    _, first = np.unique(y, return_index=True)
+    classes = y[np.sort(first)]
+    if len(classes) == 2 and classes[0] == -1 and classes[1] == 1:
+        classes = classes[::-1]
+    return classes
+
+
+def stratified_folds(y: np.ndarray, k: int | str, seed: int) -> np.ndarray:
+    """Fold (0..k-1) of every instance; ``k`` may be ``"loo"`` for leave-one-out."""
+    y = np.asarray(y)
+    n = len(y)
+    k = resolve_k(k, n)
+    rng = np.random.default_rng(seed)
+    folds = np.empty(n, dtype=np.int64)
+    if k == n:
+        folds[rng.permutation(n)] = np.arange(n)
+        return folds
+    for label in _classes_in_libsvm_order(y):
+        members = rng.permutation(np.flatnonzero(y == label))
+        bounds = np.arange(k + 1) * len(members) // k
+        folds[members] = np.searchsorted(bounds, np.arange(len(members)), side="right") - 1
+    sizes = np.bincount(folds, minlength=k)
+    if not sizes.all():
+        raise SolverInputError(
+            f"k = {k} leaves fold {int(np.argmin(sizes))} empty with class counts "
+            f"{np.unique(y, return_counts=True)[1].tolist()}; use fewer folds or '{LEAVE_ONE_OUT}'"
+        )
+    return folds
+
+
+def fold_order(folds: np.ndarray, k: int) -> list[np.ndarray]:
+    """Global indices of each fold's instances, ascending; round h tests on ``fold_order(...)[h-1]``."""
+    folds = np.asarray(folds)
+    by_fold = np.argsort(folds, kind="stable")
+    return np.split(by_fold, np.cumsum(np.bincount(folds, minlength=k))[:-1])
+
+
+def stratified_subsample(y: np.ndarray, m: int, seed: int) -> np.ndarray:
+    """Sorted indices of ``m`` instances drawn without replacement, keeping class proportions.
+
+    Class c gets ``m * n_c / n`` instances rounded down, and the instances still missing go to
+    the classes with the largest remainders (ties to the earlier class in LibSVM order).
+    """
+    y = np.asarray(y)
+    n = len(y)
+    if isinstance(m, bool) or not isinstance(m, numbers.Integral) or not 1 <= m <= n:
+        raise SolverInputError(f"subsample size {m!r} is outside 1 <= m <= n = {n}")
+    classes = _classes_in_libsvm_order(y)
+    counts = np.array([np.count_nonzero(y == label) for label in classes])
+    quotas = counts * m // n
+    remainders = counts * m - quotas * n
+    quotas[np.argsort(-remainders, kind="stable")[: m - quotas.sum()]] += 1
+    rng = np.random.default_rng(seed)
+    chosen = [
+        rng.choice(np.flatnonzero(y == label), size=quota, replace=False)
+        for label, quota in zip(classes, quotas)
+    ]
+    return np.sort(np.concatenate(chosen))
+
+
+def folds_sha256(folds: np.ndarray) -> str:
+    """sha256 of the fold assignment as little-endian int64, for run records."""
+    return hashlib.sha256(np.ascontiguousarray(folds, dtype="<i8").tobytes()).hexdigest()
