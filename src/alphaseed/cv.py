@@ -1,0 +1,387 @@
+"""k-fold and leave-one-out cross-validation, one loop for every method.
+
+Round h (1-based) tests on fold h and trains on the other folds concatenated in fold order
+(`alphaseed.folds`); `libsvm`, `cold` and the seeded methods all see exactly these training
+sets in this order.
+
+- `libsvm`: the real LibSVM (`alphaseed.baseline`).
+- `cold`: our solver from alpha = 0 in every round.
+- `ato`, `mir`, `sir` (k >= 3 and leave-one-out): round 1 is cold; round h+1 starts from the
+  seeder's alpha built from round h's solution, with S = the k-2 shared folds, R = fold h+1,
+  T = fold h.
+- `avg`, `top` (leave-one-out only): one model is trained on all n instances first (its time is
+  reported as ``seconds_full_model`` and counts in ``init``); the round that leaves out t starts
+  from that model with R = {t} and T empty.
+
+Our methods read kernel values through ``KernelMatrix`` in ``kernel_mode`` (default ``cache``,
+LibSVM's per-round row cache as in the paper; ``shared``, ``gram`` and ``auto`` reuse kernel
+values across rounds); the mode only changes time and memory, never iterations or predictions.
+
+Time (the paper's Table 1 split): ``init`` = seeding (+ the full model of avg/top), ``rest`` =
+gradient initialisation + training + prediction, ``total`` = kernel + init + rest. Numba
+compilation happens before timing and is reported as ``seconds_compile``. For `libsvm` only
+``svm_train`` and ``svm_predict`` are timed; building LibSVM's data structures is
+``seconds_conversion`` and is not part of the total. With ``max_rounds`` only the first rounds
+run; ``seconds``, ``seconds_init`` and ``seconds_rest`` are then the measured figure plus the
+mean per-round figure times the rounds left (``estimated`` is true), while accuracy and
+iterations are over the rounds run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable
+
+import numpy as np
+
+from .errors import ConfigError, SolverInputError
+
+LIBSVM = "libsvm"
+COLD = "cold"
+# LibSVM's per-round row cache: the paper's setting, and what the `libsvm` method always uses.
+PAPER_KERNEL_MODE = "cache"
+
+ProgressCallback = Callable[[int, int, int, float], None]
+"""``progress(h, rounds_to_run, iterations_of_round_h, elapsed_seconds)`` after each round."""
+
+
+@dataclass
+class RoundSeconds:
+    seed: float = 0.0
+    gradient_init: float = 0.0
+    train: float = 0.0
+    predict: float = 0.0
+
+    @property
+    def rest(self) -> float:
+        return self.gradient_init + self.train + self.predict
+
+    @property
+    def total(self) -> float:
+        return self.seed + self.rest
+
+
+@dataclass
+class RoundRecord:
+    round: int
+    train_size: int
+    test_size: int
+    iterations: int
+    n_sv: int
+    n_bounded_sv: int
+    objective: float
+    rho: float
+    n_correct: int
+    iteration_cap_hit: bool
+    seconds: RoundSeconds
+
+
+@dataclass
+class CVResult:
+    method: str
+    k: int | str               # as requested: an int, or "loo"
+    n_folds: int
+    n: int
+    dim: int
+    C: float
+    gamma: float
+    eps: float
+    cache_mb: float
+    shrinking: bool
+    seed: int
+    max_rounds: int | None
+    accuracy: float            # percent, over the instances tested
+    n_tested: int
+    n_correct: int
+    predictions: np.ndarray    # int8, +-1 per instance in dataset order, 0 where not tested
+    iterations: int            # total over the rounds run
+    seconds: float             # total; estimated when `estimated`
+    seconds_measured: float
+    seconds_init: float
+    seconds_rest: float
+    seconds_compile: float
+    seconds_kernel: float
+    seconds_conversion: float
+    seconds_full_model: float
+    estimated: bool
+    iteration_cap_hit: bool
+    folds: np.ndarray          # fold of each instance, 0..n_folds-1
+    rounds: list[RoundRecord] = field(default_factory=list)
+    kernel_mode: str = PAPER_KERNEL_MODE     # as resolved (``auto`` becomes gram or shared)
+    started_utc: str = ""
+    finished_utc: str = ""
+
+    @property
+    def rounds_run(self) -> int:
+        return len(self.rounds)
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def cross_validate(
+    X,
+    y,
+    C: float,
+    gamma: float,
+    k: int | str,
+    method: str,
+    seed: int = 0,
+    max_rounds: int | None = None,
+    progress: ProgressCallback | None = None,
+    eps: float = 1e-3,
+    cache_mb: float = 100.0,
+    shrinking: bool = True,
+    kernel_mode: str = PAPER_KERNEL_MODE,
+) -> CVResult:
+    """Cross-validate C-SVC with the Gaussian kernel on (X, y) by ``method``; see the module doc."""
+    from .folds import LEAVE_ONE_OUT, fold_order, resolve_k, stratified_folds
+
+    started = utc_now()
+    y = _labels(y)
+    n = y.shape[0]
+    n_folds = resolve_k(k, n)
+    _check_method(method, k == LEAVE_ONE_OUT, n_folds)
+    rounds_to_run = _rounds_to_run(max_rounds, n_folds)
+    _check_C(C)
+    if not (np.isfinite(gamma) and gamma > 0):
+        # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
+        raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
+
+    folds = stratified_folds(y, n_folds, seed)
+    order = fold_order(folds, n_folds)
+    options = dict(C=float(C), gamma=float(gamma), eps=float(eps),
+                   cache_mb=float(cache_mb), shrinking=bool(shrinking))
+    if method == LIBSVM:
+        engine = _LibsvmEngine(X, y, **options)
+    else:
+        engine = _SolverEngine(X, y, method, order, kernel_mode, **options)
+
+    predictions = np.zeros(n, dtype=np.int8)
+    rounds: list[RoundRecord] = []
+    engine.compile()
+    clock = time.perf_counter()
+    engine.prepare()
+    for h in range(1, rounds_to_run + 1):
+        test = order[h - 1]
+        train = np.concatenate([order[j] for j in range(n_folds) if j != h - 1])
+        record, predicted = engine.run_round(h, train, test)
+        predictions[test] = predicted
+        record.n_correct = int(np.sum(predicted == y[test]))
+        rounds.append(record)
+        if progress is not None:
+            progress(h, rounds_to_run, record.iterations, time.perf_counter() - clock)
+
+    return _summarise(rounds, predictions, folds, y, engine, started, dict(
+        method=method, k=k, n_folds=n_folds, n=n, dim=engine.dim, seed=seed,
+        max_rounds=max_rounds, kernel_mode=engine.kernel_mode, **options))
+
+
+def _summarise(rounds, predictions, folds, y, engine, started, settings) -> CVResult:
+    n_folds = settings["n_folds"]
+    rounds_left = n_folds - len(rounds)
+    seed_seconds = np.array([r.seconds.seed for r in rounds])
+    rest_seconds = np.array([r.seconds.rest for r in rounds])
+    init = engine.seconds_full_model + seed_seconds.sum() + seed_seconds.mean() * rounds_left
+    rest = rest_seconds.sum() + rest_seconds.mean() * rounds_left
+    measured = engine.seconds_kernel + engine.seconds_full_model + seed_seconds.sum() + rest_seconds.sum()
+    tested = predictions != 0
+    n_correct = int(np.sum(predictions[tested] == y[tested]))
+    n_tested = int(tested.sum())
+    return CVResult(
+        **settings,
+        accuracy=100.0 * n_correct / n_tested,
+        n_tested=n_tested,
+        n_correct=n_correct,
+        predictions=predictions,
+        iterations=int(sum(r.iterations for r in rounds)),
+        seconds=float(engine.seconds_kernel + init + rest),
+        seconds_measured=float(measured),
+        seconds_init=float(init),
+        seconds_rest=float(rest),
+        seconds_compile=engine.seconds_compile,
+        seconds_kernel=engine.seconds_kernel,
+        seconds_conversion=engine.seconds_conversion,
+        seconds_full_model=engine.seconds_full_model,
+        estimated=rounds_left > 0,
+        iteration_cap_hit=any(r.iteration_cap_hit for r in rounds),
+        folds=folds,
+        rounds=rounds,
+        started_utc=started,
+        finished_utc=utc_now(),
+    )
+
+
+class _LibsvmEngine:
+    def __init__(self, X, y, C, gamma, eps, cache_mb, shrinking):
+        from . import baseline
+
+        self._baseline = baseline
+        self._X, self._y = X, y
+        self.dim = int(X.shape[1])
+        self.kernel_mode = PAPER_KERNEL_MODE
+        self._param = baseline.libsvm_parameter(C, gamma, eps, cache_mb, shrinking)
+        self.seconds_kernel = self.seconds_full_model = self.seconds_conversion = 0.0
+
+    def compile(self) -> None:
+        self.seconds_compile = self._baseline.warmup()
+
+    def prepare(self) -> None:
+        start = time.perf_counter()
+        self._data = self._baseline.LibsvmData(self._X, self._y)
+        self.seconds_conversion += time.perf_counter() - start
+
+    def run_round(self, h, train, test):
+        start = time.perf_counter()
+        prob = self._data.problem(train)
+        self.seconds_conversion += time.perf_counter() - start
+        model, fit = self._baseline.train_libsvm(self._data, prob, self._param)
+        predicted, seconds_predict = self._baseline.predict_libsvm(model, self._data, test)
+        record = RoundRecord(
+            round=h, train_size=len(train), test_size=len(test), iterations=fit.iterations,
+            n_sv=fit.n_sv, n_bounded_sv=fit.n_bounded_sv, objective=fit.objective, rho=fit.rho,
+            n_correct=0, iteration_cap_hit=fit.iteration_cap_hit,
+            seconds=RoundSeconds(train=fit.seconds_train, predict=seconds_predict),
+        )
+        return record, predicted.astype(np.int8)
+
+
+class _SolverEngine:
+    """Our solver, cold or seeded; `prepare` builds the kernel and, for avg/top, the full model."""
+
+    def __init__(self, X, y, method, order, kernel_mode, C, gamma, eps, cache_mb, shrinking):
+        from . import smo
+
+        self._smo = smo
+        self._X, self._y, self._method, self._order = X, y, method, order
+        self._gamma = gamma
+        self.kernel_mode = kernel_mode
+        self._solve_options = dict(C=C, eps=eps, cache_mb=cache_mb, shrinking=shrinking)
+        self.dim = int(X.shape[1])
+        self.seconds_conversion = self.seconds_full_model = 0.0
+        self._seeder = None
+        self._from_full_model = False
+        if method != COLD:
+            seeders, loo_only = _seeders()
+            self._seeder = seeders[method]
+            self._from_full_model = method in loo_only
+        self._previous = None   # (training index, SolveResult) of the round seeding the next
+
+    def compile(self) -> None:
+        self.seconds_compile = float(self._smo.warmup())
+
+    def prepare(self) -> None:
+        from .kernel import KernelMatrix
+
+        start = time.perf_counter()
+        self.kernel = KernelMatrix(self._X, self._gamma, mode=self.kernel_mode)
+        self.seconds_kernel = time.perf_counter() - start
+        self.kernel_mode = self.kernel.mode
+        if self._from_full_model:
+            everything = np.concatenate(self._order)
+            start = time.perf_counter()
+            self._previous = (everything, self._solve(everything, None))
+            self.seconds_full_model = time.perf_counter() - start
+
+    def _solve(self, index, alpha0):
+        return self._smo.solve(self.kernel, self._y, index, alpha0=alpha0, **self._solve_options)
+
+    def run_round(self, h, train, test):
+        seconds = RoundSeconds()
+        alpha0 = None
+        if self._seeder is not None and self._previous is not None:
+            start = time.perf_counter()
+            alpha0 = self._seeder(self._seed_context(h, train))
+            seconds.seed = time.perf_counter() - start
+        start = time.perf_counter()
+        solution = self._solve(train, alpha0)
+        wall = time.perf_counter() - start
+        # The solver times its own gradient initialisation; the rest of the call is training,
+        # so the round's figures cover the whole call, as svm_train's time does for LibSVM.
+        seconds.gradient_init = solution.seconds_gradient_init
+        seconds.train = wall - solution.seconds_gradient_init
+        start = time.perf_counter()
+        predicted = self._predict(train, solution, test)
+        seconds.predict = time.perf_counter() - start
+        if not self._from_full_model:
+            self._previous = (train, solution)
+        record = RoundRecord(
+            round=h, train_size=len(train), test_size=len(test),
+            iterations=int(solution.iterations), n_sv=int(solution.n_sv),
+            n_bounded_sv=int(solution.n_bounded_sv), objective=float(solution.objective),
+            rho=float(solution.rho), n_correct=0,
+            iteration_cap_hit=bool(solution.iteration_cap_hit), seconds=seconds,
+        )
+        return record, predicted
+
+    def _seed_context(self, h, train):
+        from .seeding.base import SeedContext
+
+        prev_index, prev = self._previous
+        removed = self._order[h - 1]
+        if self._from_full_model:
+            added = np.empty(0, dtype=np.int64)
+            shared = train
+        else:
+            added = self._order[h - 2]
+            shared = np.concatenate(
+                [f for j, f in enumerate(self._order) if j not in (h - 2, h - 1)]
+            )
+        return SeedContext(
+            kernel=self.kernel, y=self._y, C=self._solve_options["C"],
+            prev_index=prev_index, prev_alpha=prev.alpha, prev_gradient=prev.gradient,
+            prev_rho=float(prev.rho), shared=shared, removed=removed, added=added,
+            next_index=train,
+        )
+
+    def _predict(self, train, solution, test) -> np.ndarray:
+        """LibSVM's rule: +1 where the decision value is > 0, else -1."""
+        decision = self._smo.decision_values(
+            self.kernel, self._y, train, solution.alpha, solution.rho, test
+        )
+        return np.where(decision > 0, 1, -1).astype(np.int8)
+
+
+def _seeders():
+    from .seeding import LOO_ONLY, SEEDERS
+
+    return SEEDERS, LOO_ONLY
+
+
+def _check_C(C) -> None:
+    from .smo import _check_C
+
+    _check_C(C)
+
+
+def _labels(y) -> np.ndarray:
+    from .smo import _check_labels
+
+    y = _check_labels(y)
+    if y.size == 0:
+        raise SolverInputError("the dataset is empty")
+    return y
+
+
+def _check_method(method: str, leave_one_out: bool, n_folds: int) -> None:
+    if method in (LIBSVM, COLD):
+        return
+    seeders, loo_only = _seeders()
+    if method not in seeders:
+        known = ", ".join([LIBSVM, COLD, *sorted(seeders)])
+        raise ConfigError(f"unknown method {method!r}; choose one of {known}")
+    if method in loo_only and not leave_one_out:
+        raise ConfigError(f"method {method!r} is for leave-one-out only: use k='loo'")
+    if n_folds < 3:
+        raise ConfigError(f"method {method!r} needs k >= 3 (k = 2 shares no fold between rounds)")
+
+
+def _rounds_to_run(max_rounds, n_folds: int) -> int:
+    if max_rounds is None:
+        return n_folds
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
+        raise ConfigError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
+    return min(int(max_rounds), n_folds)

@@ -1,0 +1,102 @@
+"""Where a result came from: code version, library versions, machine and threads.
+
+Every run record carries this block so that a number in a table can be traced to the commit,
+the libraries and the hardware that produced it.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import subprocess
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+# Distribution names of the libraries whose versions change results or timings.
+_LIBRARIES = {
+    "numpy": "numpy",
+    "scipy": "scipy",
+    "numba": "numba",
+    "libsvm": "libsvm-official",
+    "sklearn": "scikit-learn",
+}
+
+
+def _distribution_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def git_state(folder: str | os.PathLike | None = None) -> tuple[str, bool | None]:
+    """(commit, dirty) of the checkout holding ``folder``; ("unknown", None) outside one."""
+    folder = Path(folder) if folder is not None else Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=folder, capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        # Untracked files (other outputs, scratch) do not change the code that ran.
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        return "unknown", None
+    return commit, dirty
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def openmp_threads() -> int | None:
+    """Threads the loaded OpenMP runtime (LibSVM's) will use, as threadpoolctl reports them."""
+    from threadpoolctl import threadpool_info
+
+    import libsvm.svm  # noqa: F401  (loads LibSVM's OpenMP runtime, so threadpoolctl sees it)
+
+    counts = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "openmp"]
+    return counts[0] if counts else None
+
+
+def collect_provenance(
+    config: dict | None = None,
+    dataset_fingerprint: str | None = None,
+    started_utc: str | None = None,
+    finished_utc: str | None = None,
+) -> dict:
+    """The run record's ``provenance`` block."""
+    import numba
+
+    commit, dirty = git_state()
+    versions = {key: _distribution_version(dist) for key, dist in _LIBRARIES.items()}
+    return {
+        "config": config,
+        "dataset_fingerprint": dataset_fingerprint,
+        "package_version": _distribution_version("alphaseed"),
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "python": platform.python_version(),
+        **versions,
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "threads": numba.get_num_threads(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "openmp_threads": openmp_threads(),
+        "platform": platform.platform(),
+        "executable": sys.executable,
+        "hostname": socket.gethostname(),
+        "started_utc": started_utc,
+        "finished_utc": finished_utc,
+    }

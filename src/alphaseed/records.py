@@ -1,0 +1,158 @@
+"""Run records: the JSON file one cross-validation run leaves behind.
+
+The tables, figures and notebooks read nothing else, so the layout is fixed by
+``RUN_RECORD_SCHEMA`` (JSON Schema) and checked when a record is read back; a record of another
+``schema_version`` is refused rather than misread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .atomic import atomic_path
+from .errors import AlphaseedError
+from .folds import folds_sha256
+
+SCHEMA_VERSION = 1
+
+
+class RunRecordError(AlphaseedError, ValueError):
+    """A run record file is unreadable or does not follow the run record schema."""
+
+
+def _object(required: dict, **extra) -> dict:
+    return {"type": "object", "required": list(required), "properties": required, **extra}
+
+
+_NUMBER = {"type": "number"}
+_INT = {"type": "integer"}
+_BOOL = {"type": "boolean"}
+_SECONDS_TOTALS = _object({key: _NUMBER for key in
+                           ("total", "init", "rest", "compile", "kernel", "conversion")})
+_SECONDS_ROUND = _object({key: _NUMBER for key in ("seed", "gradient_init", "train", "predict")})
+_ROUND = _object({
+    "round": _INT, "train_size": _INT, "test_size": _INT, "iterations": _INT, "n_sv": _INT,
+    "n_bounded_sv": _INT, "objective": _NUMBER, "rho": _NUMBER, "n_correct": _INT,
+    "iteration_cap_hit": _BOOL, "seconds": _SECONDS_ROUND,
+})
+_PROVENANCE_KEYS = ("config", "dataset_fingerprint", "package_version", "git_commit", "python",
+                    "numpy", "scipy", "numba", "libsvm", "cpu", "threads", "omp_num_threads",
+                    "hostname", "started_utc", "finished_utc")
+
+RUN_RECORD_SCHEMA = _object({
+    "schema_version": {"const": SCHEMA_VERSION},
+    "dataset": {"type": "string"},
+    "k": {"anyOf": [{"type": "integer", "minimum": 2}, {"const": "loo"}]},
+    "n_folds": {"type": "integer", "minimum": 2},
+    "method": {"type": "string"},
+    "kernel_mode": {"type": "string"},
+    "n": _INT,
+    "dim": _INT,
+    "params": _object({
+        "C": _NUMBER, "gamma": _NUMBER, "eps": _NUMBER, "cache_mb": _NUMBER, "shrinking": _BOOL,
+        "seed": _INT, "max_rounds": {"type": ["integer", "null"]},
+        "subsample": {"type": ["integer", "null"]},
+    }),
+    "summary": _object({
+        "accuracy": _NUMBER, "n_tested": _INT, "n_correct": _INT, "iterations": _INT,
+        "rounds_run": _INT, "rounds_total": _INT, "estimated": _BOOL, "iteration_cap_hit": _BOOL,
+        "seconds": _SECONDS_TOTALS, "seconds_measured_total": _NUMBER,
+    }),
+    "rounds": {"type": "array", "items": _ROUND},
+    "predictions": {"type": "array", "items": {"enum": [-1, 0, 1]}},
+    "folds_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    "provenance": {"type": "object", "required": list(_PROVENANCE_KEYS)},
+})
+
+
+def build_run_record(result, dataset: str, provenance: dict, subsample: int | None = None) -> dict:
+    """The run record of a ``CVResult``; ``subsample`` is the M of a stratified M-sample, if any."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "dataset": dataset,
+        "k": result.k,
+        "n_folds": result.n_folds,
+        "method": result.method,
+        "kernel_mode": result.kernel_mode,
+        "n": result.n,
+        "dim": result.dim,
+        "params": {
+            "C": result.C, "gamma": result.gamma, "eps": result.eps, "cache_mb": result.cache_mb,
+            "shrinking": result.shrinking, "seed": result.seed, "max_rounds": result.max_rounds,
+            "subsample": subsample,
+        },
+        "summary": {
+            "accuracy": result.accuracy,
+            "n_tested": result.n_tested,
+            "n_correct": result.n_correct,
+            "iterations": result.iterations,
+            "rounds_run": result.rounds_run,
+            "rounds_total": result.n_folds,
+            "estimated": result.estimated,
+            "iteration_cap_hit": result.iteration_cap_hit,
+            "seconds": {
+                "total": result.seconds,
+                "init": result.seconds_init,
+                "rest": result.seconds_rest,
+                "compile": result.seconds_compile,
+                "kernel": result.seconds_kernel,
+                "conversion": result.seconds_conversion,
+                "full_model": result.seconds_full_model,
+            },
+            "seconds_measured_total": result.seconds_measured,
+        },
+        "rounds": [dataclasses.asdict(record) for record in result.rounds],
+        "predictions": result.predictions.astype(int).tolist(),
+        "folds_sha256": folds_sha256(result.folds),
+        "provenance": provenance,
+    }
+
+
+def _plain(value):
+    """json.dump's fallback for numpy scalars and arrays."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot store {type(value).__name__} in a run record")
+
+
+def write_run_record(path: str | os.PathLike, record: dict) -> None:
+    """Validate ``record`` and write it to ``path`` atomically (never a half-written file)."""
+    text = json.dumps(record, indent=1, default=_plain, allow_nan=False)
+    validate_run_record(json.loads(text), source=str(path))
+    with atomic_path(path) as temporary:
+        temporary.write_text(text + "\n", encoding="utf-8")
+
+
+def read_run_record(path: str | os.PathLike) -> dict:
+    """Read and validate a run record; ``RunRecordError`` names the file and the bad key."""
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise RunRecordError(f"cannot read run record {path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise RunRecordError(f"run record {path} is not valid JSON: {error}") from None
+    validate_run_record(record, source=str(path))
+    return record
+
+
+def validate_run_record(record, source: str = "run record") -> None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    if isinstance(record, dict) and record.get("schema_version") != SCHEMA_VERSION:
+        raise RunRecordError(
+            f"{source}: schema_version is {record.get('schema_version')!r}, this alphaseed "
+            f"reads version {SCHEMA_VERSION}; regenerate the record"
+        )
+    error = best_match(Draft202012Validator(RUN_RECORD_SCHEMA).iter_errors(record))
+    if error is not None:
+        key = ".".join(str(part) for part in error.absolute_path) or "<top level>"
+        raise RunRecordError(f"{source}: key '{key}': {error.message}")

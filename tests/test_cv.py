@@ -1,0 +1,170 @@
+"""Cross-validation: our solver against the real LibSVM on the same folds, round by round."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from alphaseed import cross_validate
+from alphaseed.errors import AlphaseedError, ConfigError, SolverInputError
+from alphaseed.folds import stratified_subsample
+
+
+@pytest.fixture(autouse=True)
+def one_openmp_thread():
+    # LibSVM's OpenMP threads spin-wait; on a shared 2-core machine two of them crawl.
+    with threadpool_limits(1, user_api="openmp"):
+        yield
+
+
+def synthetic(seed: int, n: int = 200, dim: int = 5):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    X = rng.normal(size=(n, dim)) + 0.8 * y[:, None]
+    return X, y
+
+
+def assert_matches_libsvm(X, y, C, gamma, k, **options):
+    ours = cross_validate(X, y, C, gamma, k, "cold", **options)
+    ref = cross_validate(X, y, C, gamma, k, "libsvm", **options)
+    assert ours.rounds_run == ref.rounds_run
+    assert abs(ours.iterations - ref.iterations) <= 0.1 * ref.iterations
+    for mine, theirs in zip(ours.rounds, ref.rounds):
+        assert mine.train_size == theirs.train_size and mine.test_size == theirs.test_size
+        assert mine.objective == pytest.approx(theirs.objective, rel=1e-4)
+        assert abs(mine.n_sv - theirs.n_sv) <= max(3, 0.01 * theirs.n_sv)
+    tested = ref.predictions != 0
+    assert np.array_equal(tested, ours.predictions != 0)
+    assert np.mean(ours.predictions[tested] == ref.predictions[tested]) >= 0.995
+    return ours, ref
+
+
+@pytest.mark.parametrize("seed, C, gamma", [(0, 1.0, 0.2), (1, 10.0, 0.5), (2, 100.0, 0.1)])
+def test_cold_matches_libsvm_on_synthetic_problems(seed, C, gamma):
+    X, y = synthetic(seed)
+    assert_matches_libsvm(X, y, C, gamma, k=5, seed=seed)
+
+
+@pytest.mark.mirror
+def test_heart_k10_matches_libsvm_and_the_paper(real_dataset):
+    X, y = real_dataset("heart")
+    ours, ref = assert_matches_libsvm(X, y, 2182, 0.2, k=10)
+    assert round(ours.accuracy, 2) == round(ref.accuracy, 2) == 55.56
+
+
+@pytest.mark.mirror
+@pytest.mark.slow
+def test_madelon_k3_matches_libsvm(real_dataset):
+    X, y = real_dataset("madelon")
+    ours, ref = assert_matches_libsvm(X, y, 1, 0.7071, k=3)
+    assert ours.accuracy == ref.accuracy == 50.0
+
+
+@pytest.mark.mirror
+@pytest.mark.slow
+def test_adult_sample_k3_matches_libsvm(real_dataset):
+    X, y = real_dataset("adult")
+    keep = stratified_subsample(y, 3000, seed=0)
+    ours, ref = assert_matches_libsvm(X[keep], y[keep], 100, 0.5, k=3)
+    assert abs(ours.accuracy - ref.accuracy) <= 0.1
+
+
+def test_a_round_without_one_class_predicts_the_other_like_libsvm():
+    X, y = synthetic(3, n=30)
+    y[:] = -1.0
+    y[0] = 1.0  # its fold's round trains on -1 only
+    ours = cross_validate(X, y, 1.0, 0.5, 3, "cold")
+    ref = cross_validate(X, y, 1.0, 0.5, 3, "libsvm")
+    assert ours.predictions[0] == ref.predictions[0] == -1
+    assert np.array_equal(ours.predictions, ref.predictions)
+
+
+@pytest.mark.parametrize("method", ["cold", "libsvm"])
+def test_max_rounds_runs_the_first_rounds_and_estimates_the_rest(method):
+    X, y = synthetic(4)
+    full = cross_validate(X, y, 1.0, 0.2, 10, method)
+    part = cross_validate(X, y, 1.0, 0.2, 10, method, max_rounds=3)
+    assert part.estimated and not full.estimated
+    assert part.rounds_run == 3 and part.n_folds == 10
+    assert part.n_tested == sum(r.test_size for r in part.rounds) == np.count_nonzero(part.predictions)
+    assert part.iterations == sum(r.iterations for r in full.rounds[:3])
+    assert np.array_equal(part.predictions[part.predictions != 0],
+                          full.predictions[part.predictions != 0])
+    assert part.accuracy == pytest.approx(100.0 * part.n_correct / part.n_tested)
+    round_seconds = sum(r.seconds.total for r in part.rounds)
+    assert part.seconds_measured == pytest.approx(
+        part.seconds_kernel + part.seconds_full_model + round_seconds)
+    assert part.seconds == pytest.approx(
+        part.seconds_kernel + part.seconds_full_model + round_seconds / 3 * 10)
+    assert part.seconds == pytest.approx(part.seconds_kernel + part.seconds_init + part.seconds_rest)
+
+
+@pytest.mark.parametrize("method", ["cold", "libsvm", "sir"])
+def test_same_seed_same_folds_iterations_and_predictions(method):
+    X, y = synthetic(5)
+    first = cross_validate(X, y, 10.0, 0.3, 5, method, seed=7)
+    second = cross_validate(X, y, 10.0, 0.3, 5, method, seed=7)
+    assert np.array_equal(first.folds, second.folds)
+    assert np.array_equal(first.predictions, second.predictions)
+    assert [r.iterations for r in first.rounds] == [r.iterations for r in second.rounds]
+    other = cross_validate(X, y, 10.0, 0.3, 5, method, seed=8)
+    assert not np.array_equal(first.folds, other.folds)
+
+
+@pytest.mark.parametrize("k, method", [(5, "ato"), (5, "mir"), (5, "sir"), ("loo", "sir"),
+                                       ("loo", "avg"), ("loo", "top")])
+def test_seeded_rounds_reach_the_cold_optimum(k, method):
+    X, y = synthetic(6, n=40)
+    cold = cross_validate(X, y, 10.0, 0.3, k, "cold")
+    seeded = cross_validate(X, y, 10.0, 0.3, k, method)
+    assert seeded.accuracy == cold.accuracy
+    for mine, theirs in zip(seeded.rounds, cold.rounds):
+        assert mine.objective == pytest.approx(theirs.objective, rel=1e-4)
+    assert seeded.rounds[0].seconds.seed == 0.0 or method in ("avg", "top")
+    assert (seeded.seconds_full_model > 0) == (method in ("avg", "top"))
+    assert seeded.seconds_init == pytest.approx(
+        seeded.seconds_full_model + sum(r.seconds.seed for r in seeded.rounds))
+
+
+def test_progress_reports_every_round():
+    X, y = synthetic(7)
+    calls = []
+    result = cross_validate(X, y, 1.0, 0.2, 10, "cold", max_rounds=4,
+                            progress=lambda *args: calls.append(args))
+    assert [c[:2] for c in calls] == [(h, 4) for h in range(1, 5)]
+    assert [c[2] for c in calls] == [r.iterations for r in result.rounds]
+    elapsed = [c[3] for c in calls]
+    assert elapsed == sorted(elapsed) and elapsed[0] >= 0
+
+
+@pytest.mark.parametrize("k, method, error", [
+    (1, "cold", SolverInputError),
+    (201, "cold", SolverInputError),
+    ("ten", "cold", SolverInputError),
+    (2.5, "cold", SolverInputError),
+    (True, "cold", SolverInputError),
+    (10, "avg", ConfigError),
+    (10, "top", ConfigError),
+    (2, "sir", ConfigError),
+    (10, "warm", ConfigError),
+])
+def test_bad_k_or_method_raises_a_clear_error(k, method, error):
+    X, y = synthetic(8)
+    with pytest.raises(error) as raised:
+        cross_validate(X, y, 1.0, 0.2, k, method)
+    assert isinstance(raised.value, AlphaseedError)
+
+
+@pytest.mark.parametrize("options", [{"max_rounds": 0}, {"max_rounds": 2.0}, {"C": -1.0}])
+def test_bad_options_raise_before_any_work(options):
+    X, y = synthetic(9)
+    arguments = {"C": 1.0, "gamma": 0.2, "k": 5, "method": "cold", **options}
+    with pytest.raises(AlphaseedError):
+        cross_validate(X, y, **arguments)
+
+
+def test_labels_other_than_plus_minus_one_are_refused():
+    X, y = synthetic(10)
+    with pytest.raises(SolverInputError, match="-1 or \\+1"):
+        cross_validate(X, (y + 1) / 2, 1.0, 0.2, 5, "cold")

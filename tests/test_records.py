@@ -1,0 +1,109 @@
+"""Run records: built from a CVResult, written atomically, validated when read back."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+
+from alphaseed import cross_validate
+from alphaseed.errors import AlphaseedError
+from alphaseed.folds import folds_sha256
+from alphaseed.provenance import collect_provenance
+from alphaseed.records import (
+    SCHEMA_VERSION,
+    RunRecordError,
+    build_run_record,
+    read_run_record,
+    write_run_record,
+)
+
+
+@pytest.fixture(scope="module")
+def record() -> dict:
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(60, 3)) + y[:, None]
+    result = cross_validate(X, y, 1.0, 0.5, 5, "libsvm", max_rounds=2)
+    provenance = collect_provenance({"dataset": "synthetic"}, "f" * 64,
+                                    result.started_utc, result.finished_utc)
+    return build_run_record(result, "synthetic", provenance, subsample=None)
+
+
+def test_record_follows_the_shared_layout(record):
+    assert record["schema_version"] == SCHEMA_VERSION
+    assert record["k"] == 5 and record["n_folds"] == 5 and record["method"] == "libsvm"
+    assert record["summary"]["rounds_run"] == 2 and record["summary"]["rounds_total"] == 5
+    assert record["summary"]["estimated"] is True
+    assert len(record["rounds"]) == 2
+    assert set(record["rounds"][0]["seconds"]) == {"seed", "gradient_init", "train", "predict"}
+    assert len(record["predictions"]) == record["n"] == 60
+    assert set(record["predictions"]) <= {-1, 0, 1}
+    assert record["summary"]["n_tested"] == sum(p != 0 for p in record["predictions"])
+
+
+def test_write_then_read_round_trips(record, tmp_path):
+    path = tmp_path / "runs" / "run.json"
+    write_run_record(path, record)
+    assert read_run_record(path) == json.loads(json.dumps(record))
+    assert [p.name for p in path.parent.iterdir()] == ["run.json"]
+
+
+def test_folds_fingerprint_identifies_the_folds(record):
+    assert len(record["folds_sha256"]) == 64
+    assert folds_sha256(np.arange(3)) != folds_sha256(np.arange(3)[::-1])
+
+
+def test_provenance_names_code_libraries_and_machine(record):
+    provenance = record["provenance"]
+    for key in ("git_commit", "numpy", "numba", "libsvm", "cpu", "hostname", "started_utc"):
+        assert provenance[key], key
+    assert provenance["threads"] >= 1
+    assert provenance["git_dirty"] in (True, False, None)
+
+
+def test_a_failed_write_leaves_the_old_file_untouched(record, tmp_path):
+    path = tmp_path / "run.json"
+    write_run_record(path, record)
+    before = path.read_bytes()
+    broken = copy.deepcopy(record)
+    broken["summary"]["accuracy"] = float("nan")
+    with pytest.raises(ValueError):
+        write_run_record(path, broken)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_an_invalid_record_is_not_written(record, tmp_path):
+    broken = copy.deepcopy(record)
+    del broken["rounds"][0]["iterations"]
+    with pytest.raises(RunRecordError, match="rounds.0"):
+        write_run_record(tmp_path / "run.json", broken)
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda r: r.update(schema_version=99), "schema_version is 99"),
+    (lambda r: r.pop("provenance"), "provenance"),
+    (lambda r: r["summary"].pop("seconds"), "seconds"),
+    (lambda r: r.update(k="ten"), "'k'"),
+    (lambda r: r["params"].update(C="big"), "params.C"),
+])
+def test_reading_rejects_a_record_that_breaks_the_schema(record, tmp_path, damage, message):
+    broken = copy.deepcopy(record)
+    damage(broken)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(broken))
+    with pytest.raises(RunRecordError, match=message) as raised:
+        read_run_record(path)
+    assert isinstance(raised.value, AlphaseedError)
+
+
+def test_reading_names_an_unreadable_file(tmp_path):
+    with pytest.raises(RunRecordError, match="cannot read"):
+        read_run_record(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(RunRecordError, match="not valid JSON"):
+        read_run_record(tmp_path / "bad.json")
