@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import SeedingError
 from ..kernel import KernelMatrix
 
 
@@ -28,3 +29,73 @@ class SeedContext:
     removed: np.ndarray       # R: in the previous training set only
     added: np.ndarray         # T: in the next training set only
     next_index: np.ndarray    # X' = S ∪ T in the next round's solver order
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where S, R and T sit in the previous and next solver orders (positions, not indices)."""
+
+    shared_prev: np.ndarray   # positions of S in prev_index
+    removed_prev: np.ndarray  # positions of R in prev_index
+    shared_next: np.ndarray   # positions of S in next_index
+    added_next: np.ndarray    # positions of T in next_index
+
+
+def positions(subset: np.ndarray, index: np.ndarray, n: int, what: str) -> np.ndarray:
+    """Positions of the global indices ``subset`` inside ``index``."""
+    lookup = np.full(n, -1, dtype=np.int64)
+    lookup[index] = np.arange(index.size)
+    pos = lookup[subset]
+    if (pos < 0).any():
+        missing = np.asarray(subset)[pos < 0][:5].tolist()
+        raise SeedingError(f"{what}: instances {missing} are not where the context says")
+    return pos
+
+
+def layout(ctx: SeedContext) -> Layout:
+    """Check that the context's index sets fit together and locate them."""
+    n = ctx.kernel.n
+    if ctx.prev_alpha.shape != ctx.prev_index.shape or ctx.prev_gradient.shape != ctx.prev_index.shape:
+        raise SeedingError(
+            f"prev_alpha ({ctx.prev_alpha.shape}) and prev_gradient ({ctx.prev_gradient.shape}) "
+            f"must align with prev_index ({ctx.prev_index.shape})"
+        )
+    if ctx.y.shape != (n,):
+        raise SeedingError(f"y has shape {ctx.y.shape}, the kernel has {n} instances")
+    for name in ("prev_index", "next_index", "shared", "removed", "added"):
+        idx = getattr(ctx, name)
+        if np.unique(idx).size != idx.size:
+            raise SeedingError(f"{name} lists an instance twice")
+    if ctx.shared.size + ctx.removed.size != ctx.prev_index.size:
+        raise SeedingError("shared and removed together must be exactly prev_index")
+    if ctx.shared.size + ctx.added.size != ctx.next_index.size:
+        raise SeedingError("shared and added together must be exactly next_index")
+    shared_prev = positions(ctx.shared, ctx.prev_index, n, "shared in prev_index")
+    removed_prev = positions(ctx.removed, ctx.prev_index, n, "removed in prev_index")
+    shared_next = positions(ctx.shared, ctx.next_index, n, "shared in next_index")
+    added_next = positions(ctx.added, ctx.next_index, n, "added in next_index")
+    if np.intersect1d(shared_prev, removed_prev).size or np.intersect1d(shared_next, added_next).size:
+        raise SeedingError("shared overlaps removed or added: the three sets must be disjoint")
+    return Layout(shared_prev, removed_prev, shared_next, added_next)
+
+
+def carry_shared(ctx: SeedContext, lay: Layout) -> np.ndarray:
+    """alpha' over next_index with alpha'_S = alpha_S and alpha'_T = 0."""
+    alpha = np.zeros(ctx.next_index.size)
+    alpha[lay.shared_next] = ctx.prev_alpha[lay.shared_prev]
+    return alpha
+
+
+def kernel_matvec(ctx: SeedContext, rows: np.ndarray, cols: np.ndarray, coef: np.ndarray,
+                  max_block_bytes: int = 256 << 20) -> np.ndarray:
+    """K[rows][:, cols] @ coef in float64, computed in row slabs of bounded memory."""
+    out = np.zeros(rows.size)
+    keep = coef != 0
+    cols, coef = cols[keep], coef[keep]
+    if cols.size == 0 or rows.size == 0:
+        return out
+    slab = max(1, max_block_bytes // (4 * cols.size))
+    for start in range(0, rows.size, slab):
+        block = ctx.kernel.block(rows[start:start + slab], cols)
+        out[start:start + slab] = block @ coef
+    return out

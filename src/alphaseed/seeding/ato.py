@@ -1,0 +1,236 @@
+"""ATO, Adjusting alpha Towards Optimum (paper Section 3, Equations 6-10, Algorithm 1).
+
+Karasuyama and Takeuchi's multiple incremental-decremental path: starting from the previous
+optimum with alpha'_T = 0, move along
+
+    Delta alpha_T = eta (C 1 - alpha_T),   Delta alpha_R = -eta alpha_R,
+
+and let the free SVs M follow so that sum y alpha stays 0 and f_i = b holds for every i in M.
+With beta = y * alpha, that is the bordered system
+
+    [ 0   1^T    ] [ -Delta b     ]   [ -1^T (Delta beta_T + Delta beta_R)       ]
+    [ 1   K_{MM} ] [ Delta beta_M ] = [ -K_{M,T} Delta beta_T - K_{M,R} Delta beta_R ],
+
+linear in eta. The step eta is the largest in (0, 1] at which no alpha_M leaves [0, C], no f_i
+of I_u or I_l crosses b, and no instance of T reaches the margin. At that event the index
+changes set (M -> bound, bound -> M, T -> M), and the path continues, until R is empty
+(eta = 1 zeroes every alpha_R at once) or MAX_STEPS = 100 steps (the paper's cap). The alpha_R
+still left are then dropped (R is not in X') and AdjustAlpha makes the seed feasible.
+
+Where the paper is ambiguous, chosen here:
+- b: the paper's Equation 9 keeps b fixed and solves the overdetermined [y_M^T; Q_MM] system
+  with a pseudo-inverse; here b moves with the path (the bordered system above, as in
+  Karasuyama and Takeuchi), which is the exact version of that least-squares problem.
+- T: an added instance that already satisfies the optimality condition at alpha = 0 (f_t on
+  its correct side of b) joins X' directly as a non-SV and is not pushed, as the paper's
+  "once the alpha value of an instance in T satisfies the optimal condition, we move the
+  instance from T to X'" and Karasuyama-Takeuchi do. One that reaches f_t = b joins M.
+- Instances of I_u / I_l already violating their condition at the start (the previous optimum
+  is only eps-optimal) are not events: they can only move further, and SMO fixes them.
+- Degenerate zero steps: the index that just changed set cannot trigger a zero-length event at
+  the next step (that would bounce it back and forth); clipping and AdjustAlpha absorb the
+  rounding this leaves.
+- M empty: the bordered matrix is singular; its least-squares (pseudo-inverse) solution moves
+  nothing but alpha_T and alpha_R, and AdjustAlpha restores the balance at the end.
+
+Linear algebra and memory: with |M| <= DENSE_MAX_FREE (3000) the bordered system is solved
+densely (symmetric solve, least squares when it is singular or ill-conditioned: the paper's
+pseudo-inverse). Larger M (raw MNIST with the paper's gamma makes nearly every instance a
+free SV) uses MINRES over a LinearOperator that applies K_MM from kernel columns. Columns
+K(X', j) are cached in a float32 store of at most COLUMN_CACHE_BYTES (2 GiB); columns that do
+not fit are recomputed in slabs of at most 256 MiB whenever they are needed, so memory stays
+bounded (about 3 GiB on full MNIST) at the price of time.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg
+from scipy.sparse.linalg import LinearOperator, minres
+
+from .adjust import adjust_added
+from .base import SeedContext, carry_shared, kernel_matvec, layout
+
+MAX_STEPS = 100
+DENSE_MAX_FREE = 3000
+COLUMN_CACHE_BYTES = 2 << 30
+SLAB_BYTES = 256 << 20
+MINRES_RTOL = 1e-10
+MINRES_MAXITER = 1000
+ZERO_STEP = 1e-12
+FREE, BOUND, ADDING = 0, 1, 2
+
+
+class KernelColumns:
+    """Columns K(X', j) over the rows X' = ``rows``, cached up to a byte budget."""
+
+    def __init__(self, kernel, rows: np.ndarray, max_columns: int, budget_bytes: int):
+        self.kernel = kernel
+        self.rows = rows
+        self.capacity = int(min(max_columns, budget_bytes // (4 * max(1, rows.size))))
+        self.store = np.empty((self.capacity, rows.size), dtype=np.float32)
+        self.slot: dict[int, int] = {}
+
+    def _slots(self, cols: np.ndarray) -> np.ndarray:
+        """Slots of ``cols`` in the store, computing and storing missing ones while room lasts."""
+        missing = [c for c in cols.tolist() if c not in self.slot]
+        fit = missing[: self.capacity - len(self.slot)]
+        chunk = max(1, SLAB_BYTES // (4 * max(1, self.rows.size)))
+        for start in range(0, len(fit), chunk):
+            part = np.asarray(fit[start:start + chunk], dtype=np.int64)
+            first = len(self.slot)
+            self.store[first:first + part.size] = self.kernel.block(part, self.rows)
+            self.slot.update(zip(part.tolist(), range(first, first + part.size)))
+        return np.fromiter((self.slot.get(c, -1) for c in cols.tolist()), dtype=np.int64,
+                           count=cols.size)
+
+    def matvec(self, cols: np.ndarray, coef: np.ndarray, row_pos: np.ndarray | None = None) -> np.ndarray:
+        """K[rows[row_pos]][:, cols] @ coef (all rows when ``row_pos`` is None)."""
+        n_out = self.rows.size if row_pos is None else row_pos.size
+        out = np.zeros(n_out)
+        keep = coef != 0
+        cols, coef = cols[keep], coef[keep]
+        if cols.size == 0 or n_out == 0:
+            return out
+        slots = self._slots(cols)
+        cached = slots >= 0
+        chunk = max(1, SLAB_BYTES // (8 * self.rows.size))
+        s, c = slots[cached], coef[cached]
+        for start in range(0, s.size, chunk):
+            part = self.store[s[start:start + chunk]]
+            if row_pos is not None:
+                part = part[:, row_pos]
+            out += c[start:start + chunk] @ part
+        target_rows = self.rows if row_pos is None else self.rows[row_pos]
+        u, c = cols[~cached], coef[~cached]
+        chunk = max(1, SLAB_BYTES // (4 * n_out))
+        for start in range(0, u.size, chunk):
+            out += c[start:start + chunk] @ self.kernel.block(u[start:start + chunk], target_rows)
+        return out
+
+    def square(self, pos: np.ndarray) -> np.ndarray:
+        """K[rows[pos]][:, rows[pos]] in float64."""
+        cols = self.rows[pos]
+        slots = self._slots(cols)
+        if (slots < 0).any():
+            return self.kernel.block(cols, cols).astype(np.float64)
+        out = np.empty((pos.size, pos.size))
+        chunk = max(1, SLAB_BYTES // (4 * self.rows.size))
+        for start in range(0, pos.size, chunk):
+            out[start:start + chunk] = self.store[slots[start:start + chunk]][:, pos]
+        return out
+
+
+def solve_bordered(columns: KernelColumns, free: np.ndarray, rhs_free: np.ndarray,
+                   rhs_sum: float) -> tuple[np.ndarray, float]:
+    """Delta beta_M and Delta b per unit eta from the bordered system (module docstring)."""
+    m = free.size
+    rhs = np.concatenate(([rhs_sum], rhs_free))
+    if m <= DENSE_MAX_FREE:
+        B = np.zeros((m + 1, m + 1))
+        B[0, 1:] = 1.0
+        B[1:, 0] = 1.0
+        B[1:, 1:] = columns.square(free)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+                z = scipy.linalg.solve(B, rhs, assume_a="sym", check_finite=False)
+        except (scipy.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
+            z = scipy.linalg.lstsq(B, rhs, check_finite=False)[0]
+    else:
+        cols = columns.rows[free]
+
+        def apply(v):
+            v = np.ravel(v)
+            head = v[1:].sum()
+            return np.concatenate(([head], v[0] + columns.matvec(cols, v[1:], row_pos=free)))
+
+        op = LinearOperator((m + 1, m + 1), matvec=apply, dtype=np.float64)
+        z, _ = minres(op, rhs, rtol=MINRES_RTOL, maxiter=MINRES_MAXITER)
+    return z[1:], -float(z[0])
+
+
+def next_event(status, alpha, y, C, g, dg, free, dbeta_free, adding, last) -> tuple[float, int]:
+    """(eta, index of the instance whose event comes first), or (1, -1) when none before 1."""
+    eta = np.full(alpha.size, np.inf)
+    dalpha = y[free] * dbeta_free
+    up, down = dalpha > 0, dalpha < 0
+    eta[free[up]] = (C - alpha[free[up]]) / dalpha[up]
+    eta[free[down]] = -alpha[free[down]] / dalpha[down]
+
+    bound = np.flatnonzero(status == BOUND)
+    # +1 where the condition is f_i >= b (I_u), -1 where it is f_i <= b (I_l).
+    side = np.where(alpha[bound] < 0.5 * C, y[bound], -y[bound])
+    sg, sdg = side * g[bound], side * dg[bound]
+    crossing = (sg >= 0) & (sdg < 0)
+    eta[bound[crossing]] = sg[crossing] / -sdg[crossing]
+
+    yg, ydg = y[adding] * g[adding], y[adding] * dg[adding]
+    reaching = ydg > 0
+    eta[adding[reaching]] = -yg[reaching] / ydg[reaching]
+
+    if last >= 0 and eta[last] <= ZERO_STEP:
+        eta[last] = np.inf
+    np.maximum(eta, 0.0, out=eta)
+    who = int(np.argmin(eta))
+    if not eta[who] < 1.0:
+        return 1.0, -1
+    return float(eta[who]), who
+
+
+def seed_ato(ctx: SeedContext) -> np.ndarray:
+    lay = layout(ctx)
+    C = ctx.C
+    rows = ctx.next_index
+    y = ctx.y[rows]
+    alpha = carry_shared(ctx, lay)
+    shared, added = lay.shared_next, lay.added_next
+
+    beta_removed = ctx.y[ctx.removed] * ctx.prev_alpha[lay.removed_prev]
+    moving = beta_removed != 0
+    removed, beta_removed = ctx.removed[moving], beta_removed[moving]
+
+    f = np.empty(rows.size)
+    f[shared] = ctx.y[ctx.shared] * ctx.prev_gradient[lay.shared_prev]
+    prev_beta = ctx.y[ctx.prev_index] * ctx.prev_alpha
+    f[added] = kernel_matvec(ctx, ctx.added, ctx.prev_index, prev_beta) - ctx.y[ctx.added]
+    b = ctx.prev_rho
+
+    status = np.full(rows.size, BOUND, dtype=np.int8)
+    a_s = alpha[shared]
+    status[shared[(a_s > 0) & (a_s < C)]] = FREE
+    status[added[y[added] * (f[added] - b) < 0]] = ADDING
+
+    columns = KernelColumns(ctx.kernel, rows, rows.size + removed.size, COLUMN_CACHE_BYTES)
+    last = -1
+    for _ in range(MAX_STEPS):
+        if removed.size == 0:
+            break
+        free = np.flatnonzero(status == FREE)
+        adding = np.flatnonzero(status == ADDING)
+        push_cols = np.concatenate((rows[adding], removed))
+        push_coef = np.concatenate((y[adding] * (C - alpha[adding]), -beta_removed))
+        push = columns.matvec(push_cols, push_coef)
+        dbeta_free, db = solve_bordered(columns, free, -push[free], -float(push_coef.sum()))
+        df = push + columns.matvec(rows[free], dbeta_free)
+        eta, who = next_event(status, alpha, y, C, f - b, df - db, free, dbeta_free, adding, last)
+
+        alpha[free] = np.clip(alpha[free] + eta * y[free] * dbeta_free, 0.0, C)
+        alpha[adding] += eta * (C - alpha[adding])
+        beta_removed = (1.0 - eta) * beta_removed
+        f += eta * df
+        b += eta * db
+        if who < 0:
+            alpha[adding] = C
+            status[adding] = BOUND
+            removed = removed[:0]
+            break
+        if status[who] == FREE:
+            alpha[who] = 0.0 if alpha[who] < 0.5 * C else C
+            status[who] = BOUND
+        else:
+            status[who] = FREE
+        last = who
+    return adjust_added(alpha, y, C, shared, added)

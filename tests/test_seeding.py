@@ -1,0 +1,279 @@
+"""The seeders of alphaseed.seeding: AdjustAlpha, SIR, MIR, ATO, AVG, TOP (paper Section 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from alphaseed.cv import cross_validate
+from alphaseed.errors import SeedingError
+from alphaseed.kernel import KernelMatrix
+from alphaseed.seeding import LOO_ONLY, SEEDERS, SeedContext, adjust_alpha, ato, mir, water_fill
+from alphaseed.seeding.adjust import signed_bounds
+from alphaseed.smo import solve
+
+KFOLD_SEEDERS = sorted(set(SEEDERS) - LOO_ONLY)
+
+
+def assert_feasible(alpha: np.ndarray, y: np.ndarray, C: float) -> None:
+    assert np.isfinite(alpha).all()
+    assert alpha.min(initial=0.0) >= 0.0 and alpha.max(initial=0.0) <= C
+    assert abs(float(y @ alpha)) <= 1e-10 * max(1.0, float(alpha.sum()))
+
+
+def training_set(order: list[np.ndarray], h: int) -> np.ndarray:
+    """Round h (1-based) trains on every fold but fold h."""
+    return np.concatenate([f for j, f in enumerate(order) if j != h - 1])
+
+
+def kfold_context(kernel, y, C, order, h, prev) -> SeedContext:
+    """Context seeding round h >= 2 from ``prev``, the SolveResult of round h - 1."""
+    shared = np.concatenate([f for j, f in enumerate(order) if j not in (h - 2, h - 1)])
+    return SeedContext(kernel=kernel, y=y, C=C, prev_index=training_set(order, h - 1),
+                       prev_alpha=prev.alpha, prev_gradient=prev.gradient,
+                       prev_rho=float(prev.rho), shared=shared, removed=order[h - 1],
+                       added=order[h - 2], next_index=training_set(order, h))
+
+
+def loo_context(kernel, y, C, full, t) -> SeedContext:
+    """Context of the leave-one-out round without ``t``, from ``full`` trained on 0..n-1."""
+    n = y.size
+    rest = np.delete(np.arange(n), t)
+    return SeedContext(kernel=kernel, y=y, C=C, prev_index=np.arange(n), prev_alpha=full.alpha,
+                       prev_gradient=full.gradient, prev_rho=float(full.rho), shared=rest,
+                       removed=np.array([t]), added=np.empty(0, dtype=np.int64), next_index=rest)
+
+
+def manual_context(X, y, C, alpha_prev, shared, removed, added, gamma=1.0) -> SeedContext:
+    """A context from a hand-made (feasible, not necessarily optimal) previous alpha."""
+    kernel = KernelMatrix(np.asarray(X, dtype=float).reshape(len(y), -1), gamma)
+    prev_index = np.concatenate((shared, removed)).astype(np.int64)
+    Q = kernel.block(prev_index, prev_index).astype(np.float64) * np.outer(y[prev_index], y[prev_index])
+    gradient = Q @ alpha_prev - 1.0
+    return SeedContext(kernel=kernel, y=y, C=C, prev_index=prev_index, prev_alpha=alpha_prev,
+                       prev_gradient=gradient, prev_rho=0.0,
+                       shared=np.asarray(shared, dtype=np.int64),
+                       removed=np.asarray(removed, dtype=np.int64),
+                       added=np.asarray(added, dtype=np.int64),
+                       next_index=np.concatenate((shared, added)).astype(np.int64))
+
+
+@pytest.fixture(scope="module")
+def small_problem():
+    rng = np.random.default_rng(7)
+    n = 120
+    X = rng.normal(size=(n, 4))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0, 1.0, -1.0)
+    folds = rng.permutation(n) % 5
+    order = [np.flatnonzero(folds == h) for h in range(5)]
+    return KernelMatrix(X, 0.4), y, 5.0, order
+
+
+# --- AdjustAlpha ---------------------------------------------------------------------------
+
+def test_water_fill_shifts_uniformly_and_hits_the_target():
+    rng = np.random.default_rng(0)
+    y = rng.choice([-1.0, 1.0], size=50)
+    lo, hi = signed_bounds(y, 2.0)
+    beta = y * rng.uniform(0, 2.0, size=50)
+    target = float(beta.sum()) + 7.3
+    out = water_fill(beta, lo, hi, target)
+    assert out.sum() == pytest.approx(target, rel=1e-13)
+    assert (out >= lo).all() and (out <= hi).all()
+    moved = out - beta
+    unclipped = out < hi
+    assert np.ptp(moved[unclipped]) < 1e-12          # one common shift...
+    assert (moved[~unclipped] <= moved[unclipped].max() + 1e-12).all()  # ...cut at the bounds
+
+
+def test_water_fill_out_of_reach_goes_to_the_bounds():
+    y = np.array([1.0, 1.0, -1.0])
+    lo, hi = signed_bounds(y, 1.0)
+    beta = np.array([0.2, 0.5, -0.5])
+    np.testing.assert_array_equal(water_fill(beta, lo, hi, 100.0), hi)
+    np.testing.assert_array_equal(water_fill(beta, lo, hi, -100.0), lo)
+
+
+def test_adjust_moves_t_first_then_free_s():
+    y = np.array([1.0, -1.0, 1.0, 1.0])
+    alpha = np.array([0.5, 1.0, 0.0, 3.0])  # positions 2, 3 are T; T's 3.0 gets clipped to C = 1
+    out = adjust_alpha(alpha, y, 1.0, [np.array([2, 3]), np.array([0])])
+    np.testing.assert_allclose(out, [0.5, 1.0, 0.0, 0.5])
+    # T already at 0 and asked to go lower: the free S instance 0 moves instead.
+    alpha = np.array([0.8, 0.5, 0.0, 0.0])
+    out = adjust_alpha(alpha, y, 1.0, [np.array([2, 3]), np.array([0])])
+    np.testing.assert_allclose(out, [0.5, 0.5, 0.0, 0.0])
+
+
+def test_adjust_with_one_label_falls_back_to_the_cold_start():
+    y = np.ones(3)
+    out = adjust_alpha(np.array([0.3, 0.2, 0.0]), y, 1.0, [np.arange(3)])
+    np.testing.assert_array_equal(out, 0.0)
+
+
+# --- SIR -------------------------------------------------------------------------------------
+
+def test_sir_hands_each_alpha_to_the_most_similar_same_label_instance():
+    # Instances on a line: S = {0, 1}, R = {2, 3}, T = {4, 5, 6, 7}.
+    X = [20.0, 30.0, 0.0, 10.0, 9.0, 0.1, 10.2, 5.0]
+    y = np.array([1, -1, 1, -1, -1, 1, -1, 1], dtype=float)
+    ctx = manual_context(X, y, 1.0, np.array([1.0, 1.0, 0.5, 0.5]), [0, 1], [2, 3], [4, 5, 6, 7],
+                         gamma=0.1)
+    seed = SEEDERS["sir"](ctx)
+    np.testing.assert_allclose(seed, [1.0, 1.0, 0.0, 0.5, 0.5, 0.0])
+
+
+def test_sir_drops_a_removed_instance_without_a_same_label_partner():
+    X = [20.0, 30.0, 0.0, 10.0, 0.1, 5.0]
+    y = np.array([1, -1, 1, -1, 1, 1], dtype=float)
+    ctx = manual_context(X, y, 1.0, np.array([1.0, 1.0, 0.5, 0.5]), [0, 1], [2, 3], [4, 5])
+    seed = SEEDERS["sir"](ctx)
+    assert_feasible(seed, y[ctx.next_index], 1.0)
+    # r = 3 (label -1) has no partner; T's +1 share must shrink to balance: nothing left.
+    np.testing.assert_allclose(seed, [1.0, 1.0, 0.0, 0.0])
+
+
+# --- MIR -------------------------------------------------------------------------------------
+
+def test_mir_normal_equations_agree_with_direct_least_squares(small_problem, monkeypatch):
+    kernel, y, C, order = small_problem
+    full = solve(kernel, y, training_set(order, 1), C)
+    ctx = kfold_context(kernel, y, C, order, 2, full)
+    rows, cols = ctx.shared, ctx.added
+    rhs = np.random.default_rng(1).normal(size=rows.size)
+    direct = mir.least_squares_system(ctx, rows, cols, rhs, 0.3)
+    monkeypatch.setattr(mir, "MIR_DENSE_BYTES", 0)
+    normal = mir.least_squares_system(ctx, rows, cols, rhs, 0.3)
+    A = np.vstack((kernel.block(rows, cols).astype(float), np.ones(cols.size)))
+    b = np.append(rhs, 0.3)
+    # Both minimise the same residual (the solutions may differ along near-null directions).
+    assert np.linalg.norm(A @ normal - b) == pytest.approx(np.linalg.norm(A @ direct - b), rel=1e-4)
+
+
+# --- ATO -------------------------------------------------------------------------------------
+
+def test_ato_path_ends_at_the_next_optimum(small_problem):
+    kernel, y, C, order = small_problem
+    prev = solve(kernel, y, training_set(order, 1), C)
+    ctx = kfold_context(kernel, y, C, order, 2, prev)
+    seed = SEEDERS["ato"](ctx)
+    cold = solve(kernel, y, ctx.next_index, C)
+    warm = solve(kernel, y, ctx.next_index, C, alpha0=seed)
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-4)
+    assert warm.iterations <= cold.iterations // 4
+
+
+def test_ato_iterative_solver_and_uncached_columns_give_the_same_seed(small_problem, monkeypatch):
+    kernel, y, C, order = small_problem
+    prev = solve(kernel, y, training_set(order, 2), C)
+    ctx = kfold_context(kernel, y, C, order, 3, prev)
+    dense = SEEDERS["ato"](ctx)
+    monkeypatch.setattr(ato, "DENSE_MAX_FREE", 0)
+    monkeypatch.setattr(ato, "COLUMN_CACHE_BYTES", 0)
+    iterative = SEEDERS["ato"](ctx)
+    assert_feasible(iterative, y[ctx.next_index], C)
+    np.testing.assert_allclose(iterative, dense, atol=1e-6 * C)
+
+
+# --- AVG and TOP -----------------------------------------------------------------------------
+
+def test_avg_spreads_y_t_alpha_t_uniformly_over_the_free_svs():
+    # S = {0, 1, 2, 3}, t = 4 (label +1, alpha 0.5); free SVs 0, 1, 2; 3 is a non-SV.
+    y = np.array([1, -1, -1, 1, 1], dtype=float)
+    ctx = manual_context(np.arange(5.0), y, 1.0, np.array([0.5, 0.9, 0.1, 0.0, 0.5]),
+                         [0, 1, 2, 3], [4], [])
+    seed = SEEDERS["avg"](ctx)
+    # 0.5/3 each in y*alpha would push instance 2 (y alpha = -0.1) past 0: it stops at 0, and
+    # the remaining 0.4 goes in halves to instances 0 and 1.
+    np.testing.assert_allclose(seed, [0.7, 0.7, 0.0, 0.0])
+
+
+def test_top_fills_the_most_similar_instances_first():
+    y = np.array([1, 1, -1, -1, 1], dtype=float)
+    X = [4.05, 0.0, 3.9, 2.0, 4.0]  # t = 4 at 4.0; similarity order: 0, 2, 3, 1
+    ctx = manual_context(X, y, 1.0, np.array([0.7, 0.3, 0.2, 1.0, 0.2]), [0, 1, 2, 3], [4], [])
+    seed = SEEDERS["top"](ctx)
+    # y_t alpha_t = 0.2 must be added to sum y alpha over S: instance 0 takes it all (0.7 -> 0.9).
+    np.testing.assert_allclose(seed, [0.9, 0.3, 0.2, 1.0])
+    ctx = manual_context(X, y, 1.0, np.array([0.9, 0.1, 0.5, 1.0, 0.5]), [0, 1, 2, 3], [4], [])
+    # 0 takes 0.1 (to C), then 2 (label -1) drops by 0.4.
+    np.testing.assert_allclose(SEEDERS["top"](ctx), [1.0, 0.1, 0.1, 1.0])
+
+
+def test_leave_one_out_seeders_reject_a_kfold_context(small_problem):
+    kernel, y, C, order = small_problem
+    prev = solve(kernel, y, training_set(order, 1), C)
+    ctx = kfold_context(kernel, y, C, order, 2, prev)
+    for name in sorted(LOO_ONLY):
+        with pytest.raises(SeedingError, match="leave-one-out"):
+            SEEDERS[name](ctx)
+
+
+def test_inconsistent_index_sets_are_rejected(small_problem):
+    kernel, y, C, order = small_problem
+    prev = solve(kernel, y, training_set(order, 1), C)
+    ctx = kfold_context(kernel, y, C, order, 2, prev)
+    broken = SeedContext(**{**ctx.__dict__, "added": order[3]})
+    with pytest.raises(SeedingError):
+        SEEDERS["sir"](broken)
+
+
+def test_registry_names_every_method():
+    assert set(SEEDERS) == {"ato", "mir", "sir", "avg", "top"}
+    assert set(LOO_ONLY) == {"avg", "top"}
+
+
+# --- Warm starts reach the cold optimum -------------------------------------------------------
+
+@pytest.mark.parametrize("method", KFOLD_SEEDERS)
+def test_kfold_warm_start_reaches_the_cold_objective(small_problem, method):
+    kernel, y, C, order = small_problem
+    prev = solve(kernel, y, training_set(order, 1), C)
+    for h in range(2, len(order) + 1):
+        seed = SEEDERS[method](kfold_context(kernel, y, C, order, h, prev))
+        cold = solve(kernel, y, training_set(order, h), C)
+        prev = solve(kernel, y, training_set(order, h), C, alpha0=seed)
+        assert prev.objective == pytest.approx(cold.objective, rel=1e-4)
+
+
+@pytest.mark.parametrize("method", sorted(SEEDERS))
+def test_leave_one_out_warm_start_reaches_the_cold_objective(small_problem, method):
+    kernel, y, C, _ = small_problem
+    full = solve(kernel, y, np.arange(y.size), C)
+    for t in (0, 1, 2, 3, int(np.argmax(full.alpha))):
+        ctx = loo_context(kernel, y, C, full, t)
+        warm = solve(kernel, y, ctx.next_index, C, alpha0=SEEDERS[method](ctx))
+        cold = solve(kernel, y, ctx.next_index, C)
+        assert warm.objective == pytest.approx(cold.objective, rel=1e-4)
+
+
+# --- Heart (the paper's parameters) through cross_validate -----------------------------------
+
+HEART = {"C": 2182.0, "gamma": 0.2}
+
+
+@pytest.mark.mirror
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [3, 10])
+def test_heart_kfold_seeders_match_cold_with_fewer_iterations(real_dataset, k):
+    X, y = real_dataset("heart")
+    cold = cross_validate(X, y, k=k, method="cold", **HEART)
+    for method in KFOLD_SEEDERS:
+        seeded = cross_validate(X, y, k=k, method=method, **HEART)
+        assert seeded.accuracy == cold.accuracy
+        for mine, ref in zip(seeded.rounds, cold.rounds):
+            assert mine.objective == pytest.approx(ref.objective, rel=1e-4)
+        if method in ("sir", "mir"):
+            assert seeded.iterations < cold.iterations
+
+
+@pytest.mark.mirror
+@pytest.mark.slow
+def test_heart_leave_one_out_seeders_match_cold(real_dataset):
+    X, y = real_dataset("heart")
+    cold = cross_validate(X, y, k="loo", method="cold", **HEART)
+    for method in sorted(SEEDERS):
+        seeded = cross_validate(X, y, k="loo", method=method, **HEART)
+        assert seeded.accuracy == cold.accuracy
+        for mine, ref in zip(seeded.rounds, cold.rounds):
+            assert mine.objective == pytest.approx(ref.objective, rel=1e-4)

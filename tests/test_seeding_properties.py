@@ -1,0 +1,73 @@
+"""Property tests: every seed of every seeder is feasible, whatever the previous round looked like.
+
+Small random problems with both classes (and sometimes one class per fold), random C and gamma,
+uneven folds, folds where T lacks R's label, previous solutions that are optimal or stopped
+early by an iteration cap, and C so small that every alpha sits at a bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from alphaseed.kernel import KernelMatrix
+from alphaseed.seeding import LOO_ONLY, SEEDERS
+from alphaseed.smo import check_warm_start, solve
+from test_seeding import assert_feasible, kfold_context, loo_context, training_set
+
+KFOLD_SEEDERS = sorted(set(SEEDERS) - LOO_ONLY)
+PROPERTY_SETTINGS = settings(max_examples=120, deadline=None,
+                             suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def problems(draw):
+    n = draw(st.integers(4, 24))
+    labels = np.array(draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=n, max_size=n)))
+    assume(np.unique(labels).size == 2)
+    dim = draw(st.integers(1, 3))
+    features_seed = draw(st.integers(0, 2**32 - 1))
+    X = np.random.default_rng(features_seed).normal(size=(n, dim))
+    if draw(st.booleans()):
+        X = np.round(X, 1)  # duplicate points and tied kernel values
+    C = draw(st.floats(1e-4, 1e3))
+    gamma = draw(st.floats(1e-2, 10.0))
+    # None: the previous round is optimal; an int: it stopped early (still feasible).
+    max_iter = draw(st.one_of(st.none(), st.integers(1, 15)))
+    return KernelMatrix(X, gamma), labels, C, max_iter
+
+
+@PROPERTY_SETTINGS
+@given(problem=problems(), data=st.data())
+def test_every_kfold_seed_is_feasible(problem, data):
+    kernel, y, C, max_iter = problem
+    n = y.size
+    k = data.draw(st.integers(3, min(6, n)))
+    folds = np.array(data.draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
+    assume(np.bincount(folds, minlength=k).all())
+    order = [np.flatnonzero(folds == h) for h in range(k)]
+    h = data.draw(st.integers(2, k))
+    prev = solve(kernel, y, training_set(order, h - 1), C, max_iter=max_iter)
+    ctx = kfold_context(kernel, y, C, order, h, prev)
+    y_next = y[ctx.next_index]
+    for name in KFOLD_SEEDERS:
+        seed = SEEDERS[name](ctx)
+        assert seed.shape == ctx.next_index.shape
+        assert_feasible(seed, y_next, C)
+        check_warm_start(seed, y_next, C)
+
+
+@PROPERTY_SETTINGS
+@given(problem=problems(), data=st.data())
+def test_every_leave_one_out_seed_is_feasible(problem, data):
+    kernel, y, C, max_iter = problem
+    t = data.draw(st.integers(0, y.size - 1))
+    full = solve(kernel, y, np.arange(y.size), C, max_iter=max_iter)
+    ctx = loo_context(kernel, y, C, full, t)
+    y_next = y[ctx.next_index]
+    for name in sorted(SEEDERS):
+        seed = SEEDERS[name](ctx)
+        assert seed.shape == ctx.next_index.shape
+        assert_feasible(seed, y_next, C)
+        check_warm_start(seed, y_next, C)
