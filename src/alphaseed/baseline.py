@@ -105,7 +105,8 @@ def warmup() -> float:
 def libsvm_parameter(C: float, gamma: float, eps: float, cache_mb: float, shrinking: bool):
     """C-SVC with the Gaussian kernel: ``-s 0 -t 2 -c C -g gamma -e eps -m cache_mb -h shrinking``."""
     return svm.svm_parameter(
-        f"-s 0 -t 2 -c {C!r} -g {gamma!r} -e {eps!r} -m {cache_mb!r} -h {int(bool(shrinking))}"
+        f"-s 0 -t 2 -c {float(C)!r} -g {float(gamma)!r} -e {float(eps)!r} -m {float(cache_mb)!r} "
+        f"-h {int(bool(shrinking))}"
     )
 
 

@@ -139,6 +139,7 @@ def cross_validate(
 ) -> CVResult:
     """Cross-validate C-SVC with the Gaussian kernel on (X, y) by ``method``; see the module doc."""
     from .folds import LEAVE_ONE_OUT, fold_order, resolve_k, stratified_folds
+    from .smo import check_C
 
     started = utc_now()
     y = _labels(y)
@@ -146,7 +147,7 @@ def cross_validate(
     n_folds = resolve_k(k, n)
     _check_method(method, k == LEAVE_ONE_OUT, n_folds)
     rounds_to_run = _rounds_to_run(max_rounds, n_folds)
-    _check_C(C)
+    check_C(C)
     if not (np.isfinite(gamma) and gamma > 0):
         # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
         raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
@@ -351,16 +352,10 @@ def _seeders():
     return SEEDERS, LOO_ONLY
 
 
-def _check_C(C) -> None:
-    from .smo import _check_C
-
-    _check_C(C)
-
-
 def _labels(y) -> np.ndarray:
-    from .smo import _check_labels
+    from .smo import check_labels
 
-    y = _check_labels(y)
+    y = check_labels(y)
     if y.size == 0:
         raise SolverInputError("the dataset is empty")
     return y

@@ -369,7 +369,7 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
     return perm, rho, v / 2.0, it, cap_hit
 
 
-def _check_labels(y: np.ndarray) -> np.ndarray:
+def check_labels(y: np.ndarray) -> np.ndarray:
     y = np.asarray(y, dtype=np.float64).ravel()
     if y.size and not np.isin(y, (-1.0, 1.0)).all():
         bad = np.unique(y[~np.isin(y, (-1.0, 1.0))])[:5]
@@ -377,7 +377,7 @@ def _check_labels(y: np.ndarray) -> np.ndarray:
     return y
 
 
-def _check_C(C: float) -> float:
+def check_C(C: float) -> float:
     C = float(C)
     if not np.isfinite(C) or C <= 0:
         raise SolverInputError(f"C must be a positive finite number, got {C!r}")
@@ -418,10 +418,10 @@ def solve(
     max_iter: int | None = None,
 ) -> SolveResult:
     """Train on the instances ``index`` of ``kernel`` (global indices, in this order)."""
-    C = _check_C(C)
+    C = check_C(C)
     if not eps > 0:
         raise SolverInputError(f"eps must be positive, got {eps!r}")
-    y = _check_labels(y)
+    y = check_labels(y)
     index = np.ascontiguousarray(index, dtype=np.int64)
     l = index.size
     y_train = np.ascontiguousarray(y[index])
@@ -534,7 +534,7 @@ class SVMModel:
 def train_svm(X, y, C, gamma, alpha0=None, eps=1e-3, cache_mb=100, shrinking=True) -> SVMModel:
     """Train a C-SVC with the Gaussian kernel K(x, z) = exp(-gamma ||x - z||^2)."""
     km = KernelMatrix(X, gamma)
-    y = _check_labels(y)
+    y = check_labels(y)
     if y.size != km.n:
         raise SolverInputError(f"X has {km.n} rows but y has {y.size} labels")
     result = solve(km, y, np.arange(km.n), C, alpha0=alpha0, eps=eps, cache_mb=cache_mb,
