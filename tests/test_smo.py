@@ -167,3 +167,29 @@ def test_invalid_input_is_rejected_with_a_named_reason(kwargs, message):
 def test_labels_other_than_plus_minus_one_are_rejected():
     with pytest.raises(SolverInputError, match="labels"):
         train_svm(np.zeros((3, 1)), np.array([0.0, 1.0, 2.0]), C=1.0, gamma=1.0)
+
+
+def test_a_carried_gradient_equals_the_one_built_from_scratch():
+    from alphaseed.seeding.adjust import adjust_added
+    from alphaseed.smo import carry_gradient, init_gradient, new_cache
+
+    X, y = blobs(n=120, seed=8, sep=0.4)
+    km = KernelMatrix(X, 0.5)
+    C = 1.0
+    rng = np.random.default_rng(8)
+    before = rng.permutation(120)[:90]
+    prev = solve(km, y, before, C=C)
+    after = np.concatenate([before[:60], rng.permutation(np.setdiff1d(np.arange(120), before))])
+    # A seed as the k-fold seeders build it: shared alphas kept, new instances balancing them.
+    alpha = np.zeros(after.size)
+    alpha[:60] = prev.alpha[:60]
+    alpha = adjust_added(alpha, y[after], C, np.arange(60), np.arange(60, after.size))
+    carried = carry_gradient(km, y, before, prev, after, alpha, C)
+    assert carried is not None
+    scratch = init_gradient(km.X, km.sqnorm, km.gamma, after, y[after], alpha, C,
+                            new_cache(after.size, after.size, 1 << 20), km.source)
+    np.testing.assert_allclose(carried[0], scratch[0], atol=1e-9)
+    np.testing.assert_allclose(carried[1], scratch[1], atol=1e-9)
+    warm = solve(km, y, after, C=C, alpha0=alpha, gradient0=carried)
+    cold = solve(km, y, after, C=C)
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-6)

@@ -35,7 +35,8 @@ INF = np.inf
 @dataclass
 class SolveResult:
     alpha: np.ndarray
-    gradient: np.ndarray
+    gradient: np.ndarray      # G = Q alpha - 1, aligned with the training index
+    gradient_bar: np.ndarray  # LibSVM's G_bar = C * sum of Q[:, j] over alpha_j = C
     rho: float
     objective: float
     iterations: int
@@ -416,8 +417,13 @@ def solve(
     cache_mb: float = 100.0,
     shrinking: bool = True,
     max_iter: int | None = None,
+    gradient0: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> SolveResult:
-    """Train on the instances ``index`` of ``kernel`` (global indices, in this order)."""
+    """Train on the instances ``index`` of ``kernel`` (global indices, in this order).
+
+    ``gradient0 = (G, G_bar)`` at ``alpha0`` (see ``carry_gradient``) replaces LibSVM's
+    initialisation from every nonzero alpha, which costs a kernel row per support vector.
+    """
     C = check_C(C)
     if not eps > 0:
         raise SolverInputError(f"eps must be positive, got {eps!r}")
@@ -433,7 +439,8 @@ def solve(
     if np.unique(y_train).size == 1:
         # One class only: nothing to separate. LibSVM then predicts that class; a zero
         # solution with rho = -y does the same through the usual decision rule.
-        return SolveResult(alpha=alpha, gradient=np.full(l, -1.0), rho=-float(y_train[0]),
+        return SolveResult(alpha=alpha, gradient=np.full(l, -1.0), gradient_bar=np.zeros(l),
+                           rho=-float(y_train[0]),
                            objective=0.0, iterations=0, iteration_cap_hit=False,
                            seconds_gradient_init=0.0, seconds_train=0.0,
                            n_sv=0, n_bounded_sv=0)
@@ -447,8 +454,13 @@ def solve(
     source = kernel.source
 
     t0 = time.perf_counter()
-    G, G_bar = init_gradient(kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, C,
-                             cache, source)
+    if gradient0 is None:
+        G, G_bar = init_gradient(kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, C,
+                                 cache, source)
+    else:
+        G, G_bar = (np.array(g, dtype=np.float64)[order] for g in gradient0)
+        if G.shape != (l,) or G_bar.shape != (l,):
+            raise SolverInputError(f"gradient0 must hold two arrays of {l} values")
     t1 = time.perf_counter()
     perm, rho, objective, iterations, cap_hit = smo_loop(
         kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, G, G_bar,
@@ -460,9 +472,12 @@ def solve(
     grad_out = np.empty(l)
     alpha_out[order[perm]] = alpha
     grad_out[order[perm]] = G
+    grad_bar_out = np.empty(l)
+    grad_bar_out[order[perm]] = G_bar
     return SolveResult(
         alpha=alpha_out,
         gradient=grad_out,
+        gradient_bar=grad_bar_out,
         rho=float(rho),
         objective=float(objective),
         iterations=int(iterations),
@@ -472,6 +487,65 @@ def solve(
         n_sv=int(np.count_nonzero(alpha_out > 0)),
         n_bounded_sv=int(np.count_nonzero(alpha_out >= C)),
     )
+
+
+# Rows of a kernel block computed at a time by carry_gradient; bounds its memory.
+BLOCK_BYTES = 256 << 20
+
+
+def _block_times(kernel: KernelMatrix, rows, cols, weights) -> np.ndarray:
+    """K[rows][:, cols] @ weights (weights: cols x m), in row slabs of bounded memory."""
+    out = np.zeros((rows.size, weights.shape[1]))
+    if cols.size == 0:
+        return out
+    slab = max(1, BLOCK_BYTES // (4 * cols.size))
+    for start in range(0, rows.size, slab):
+        out[start:start + slab] = kernel.block(rows[start:start + slab], cols).astype(np.float64) @ weights
+    return out
+
+
+def carry_gradient(kernel: KernelMatrix, y, prev_index, prev: SolveResult, next_index, alpha_next,
+                   C: float):
+    """(G, G_bar) at ``alpha_next`` over ``next_index``, carried over from a previous solution.
+
+    An instance of both training sets keeps its gradient plus Q times the change of alpha, so
+    only the instances whose alpha (or whose at-C status) changed cost a kernel column; an
+    instance new to the training set gets its gradient from the support vectors. Returns None
+    when that would cost more kernel values than LibSVM's initialisation from scratch.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    prev_index = np.asarray(prev_index, dtype=np.int64)
+    next_index = np.asarray(next_index, dtype=np.int64)
+    n = y.size
+    alpha_before = np.zeros(n)
+    alpha_before[prev_index] = prev.alpha
+    alpha_after = np.zeros(n)
+    alpha_after[next_index] = alpha_next
+    at_C_change = C * ((alpha_after >= C).astype(float) - (alpha_before >= C))
+    changed = np.flatnonzero((alpha_after != alpha_before) | (at_C_change != 0))
+    position_before = np.full(n, -1, dtype=np.int64)
+    position_before[prev_index] = np.arange(prev_index.size)
+    carried = np.flatnonzero(position_before[next_index] >= 0)
+    fresh = np.flatnonzero(position_before[next_index] < 0)
+    support = next_index[alpha_next > 0]
+    if carried.size * changed.size + fresh.size * support.size >= next_index.size * support.size:
+        return None
+
+    G = np.empty(next_index.size)
+    G_bar = np.empty(next_index.size)
+    rows = next_index[carried]
+    delta = np.column_stack([y[changed] * (alpha_after - alpha_before)[changed],
+                             y[changed] * at_C_change[changed]])
+    moved = _block_times(kernel, rows, changed, delta) * y[rows, None]
+    G[carried] = prev.gradient[position_before[rows]] + moved[:, 0]
+    G_bar[carried] = prev.gradient_bar[position_before[rows]] + moved[:, 1]
+    rows = next_index[fresh]
+    weights = np.column_stack([y[support] * alpha_after[support],
+                               y[support] * C * (alpha_after[support] >= C)])
+    total = _block_times(kernel, rows, support, weights) * y[rows, None]
+    G[fresh] = total[:, 0] - 1.0
+    G_bar[fresh] = total[:, 1]
+    return G, G_bar
 
 
 def decision_values(kernel: KernelMatrix, y, train_index, alpha, rho, test_index) -> np.ndarray:
