@@ -13,5 +13,8 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(VENV)/bin/pytest
 
+# make results: the quick profile (workflow/configs/quick.yaml) -> results/quick/;
+# make results PROFILE=paper: the paper's full setting (config.yaml alone) -> results/paper/.
+results: PROFILE ?= quick
 results: $(STAMP)
-	$(VENV)/bin/snakemake --cores $(CORES)
+	$(VENV)/bin/snakemake --cores $(CORES) $(if $(filter-out paper,$(PROFILE)),--configfile workflow/configs/$(PROFILE).yaml)

@@ -1,0 +1,501 @@
+"""The paper's Tables 1-3 and its leave-one-out results, rebuilt from run records beside the paper's numbers.
+
+Run records (one per dataset, k, method and kernel mode) become one tidy frame; each table is that
+frame filtered to one experiment kind and joined with ``workflow/resources/paper_results.csv``.
+Every table is written three ways (CSV for programs, Markdown for people, LaTeX for papers), and
+``paper_vs_reproduced.md`` puts every figure next to the paper's with the speedup ratios, because
+the paper's absolute seconds come from another machine and only ratios compare.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from .atomic import atomic_path
+from .errors import AlphaseedError
+from .experiments import TABLE_KINDS
+from .records import read_run_record
+
+ESTIMATED = "\u2020"  # dagger: time extrapolated from the first max_rounds rounds
+CAP_HIT = "\u2021"  # double dagger: at least one round stopped at the solver's iteration cap
+NOT_AVAILABLE = "\u2014"
+
+PAPER_KERNEL_MODE = "cache"  # LibSVM-like per-round cache: what the paper's C++ code measured
+METHOD_ORDER = ["libsvm", "cold", "avg", "top", "ato", "mir", "sir"]
+DATASET_ORDER = ["adult", "heart", "madelon", "mnist", "webdata"]
+SOURCES = ("this run", "paper")
+
+MACHINE_NOTE = (
+    "The paper's times were measured with its C++ code on a 6-core Intel Xeon E5-2620; this run's on "
+    "{cpu}. Absolute seconds do not compare across machines: compare the ratios."
+)
+MARKER_NOTE = (
+    f"{ESTIMATED} estimated: the total time is extrapolated from the first rounds (max_rounds), as the "
+    "paper did; iterations and accuracy are over the rounds run. "
+    f"{CAP_HIT} at least one round stopped at the solver's iteration cap (not converged)."
+)
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_csv(path: str | os.PathLike, frame: pd.DataFrame) -> None:
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False)
+
+
+def method_label(method: str, kernel_mode: str | None) -> str:
+    """Column label: paper-faithful runs keep the bare method name, fast kernel modes say which."""
+    if method == "libsvm" or kernel_mode in (None, PAPER_KERNEL_MODE):
+        return method
+    return f"{method} ({kernel_mode})"
+
+
+def k_key(k) -> str:
+    return "loo" if str(k) == "loo" else str(int(k))
+
+
+def _k_sort(k: str) -> float:
+    return np.inf if k == "loo" else int(k)
+
+
+def _order(values: Iterable[str], order: list[str]) -> list[str]:
+    def key(v: str):
+        base = v.split(" ")[0]
+        return (order.index(base) if base in order else len(order), v)
+
+    return sorted(set(values), key=key)
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def read_paper_results(path: str | os.PathLike) -> pd.DataFrame:
+    """The paper's numbers, one row per (table, dataset, k, method, metric)."""
+    paper = pd.read_csv(path, dtype={"k": str, "note": str}, keep_default_na=False)
+    paper["value"] = paper["value"].astype(float)
+    return paper
+
+
+RUN_COLUMNS = [
+    "dataset", "k", "n_folds", "method", "kernel_mode", "label", "n", "dim", "C", "gamma", "subsample",
+    "max_rounds", "seconds_init", "seconds_rest", "seconds_total", "seconds_measured_total", "iterations",
+    "accuracy", "rounds_run", "rounds_total", "rounds_capped", "estimated", "iteration_cap_hit", "cpu", "threads",
+]
+
+
+def record_row(record: dict) -> dict:
+    """The summary of one run record as a flat row of the runs frame."""
+    summary, params, seconds = record["summary"], record["params"], record["summary"]["seconds"]
+    kernel_mode = None if record["method"] == "libsvm" else record.get("kernel_mode")
+    return {
+        "dataset": record["dataset"],
+        "k": k_key(record["k"]),
+        "n_folds": record["n_folds"],
+        "method": record["method"],
+        "kernel_mode": kernel_mode,
+        "label": method_label(record["method"], kernel_mode),
+        "n": record["n"],
+        "dim": record["dim"],
+        "C": params["C"],
+        "gamma": params["gamma"],
+        "subsample": params.get("subsample"),
+        "max_rounds": params.get("max_rounds"),
+        "seconds_init": seconds["init"],
+        "seconds_rest": seconds["rest"],
+        "seconds_total": seconds["total"],
+        "seconds_measured_total": summary["seconds_measured_total"],
+        "iterations": summary["iterations"],
+        "accuracy": summary["accuracy"],
+        "rounds_run": summary["rounds_run"],
+        "rounds_total": summary["rounds_total"],
+        "rounds_capped": sum(bool(r["iteration_cap_hit"]) for r in record["rounds"]),
+        "estimated": bool(summary["estimated"]),
+        "iteration_cap_hit": bool(summary["iteration_cap_hit"]),
+        "cpu": record.get("provenance", {}).get("cpu", "unknown CPU"),
+        "threads": record.get("provenance", {}).get("threads"),
+    }
+
+
+def load_runs(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
+    return pd.DataFrame([record_row(read_run_record(p)) for p in paths], columns=RUN_COLUMNS)
+
+
+# ---------------------------------------------------------------- comparison frames
+
+
+def _paper_wide(paper: pd.DataFrame, table: str) -> pd.DataFrame:
+    """Paper values of one table as columns ``paper_<metric>`` per (dataset, k, method)."""
+    part = paper[paper["table"] == table]
+    wide = part.pivot_table(index=["dataset", "k", "method"], columns="metric", values="value", aggfunc="first")
+    wide = wide.reindex(columns=["seconds_init", "seconds_rest", "seconds_total", "iterations", "accuracy"])
+    # The paper prints only init and rest for its seeded methods; their total is the sum.
+    wide["seconds_total"] = wide["seconds_total"].fillna(wide["seconds_init"] + wide["seconds_rest"])
+    wide = wide.add_prefix("paper_")
+    notes = part.groupby(["dataset", "k", "method"])["note"].agg(lambda s: "; ".join(sorted({n for n in s if n})))
+    wide["paper_estimated"] = notes.str.contains("estimated")
+    wide["paper_note"] = notes
+    return wide.reset_index()
+
+
+def _ratio(frame: pd.DataFrame, column: str, reference_rows: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """reference's ``column`` / this row's ``column``, the reference matched on ``keys``."""
+    reference = reference_rows[keys + [column]].rename(columns={column: "_ref"})
+    merged = frame[keys + [column]].merge(reference, on=keys, how="left")
+    return pd.Series((merged["_ref"] / merged[column]).to_numpy(), index=frame.index)
+
+
+def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFrame:
+    """One row per run with its speedups and, for paper-faithful runs, the paper's figures beside.
+
+    ``speedup_libsvm`` = libsvm seconds / this method's (same dataset and k), ``speedup_cold`` =
+    cold seconds (same kernel mode; paper-faithful cold for libsvm) / this method's, and
+    ``relative_to_sir`` = this method's seconds / paper-faithful SIR's, as in the LOO figure.
+    """
+    if table not in TABLE_KINDS:
+        raise AlphaseedError(f"unknown table kind {table!r}; expected one of {TABLE_KINDS}")
+    frame = runs.copy()
+    keys = ["dataset", "k"]
+    frame["_cold_mode"] = frame["kernel_mode"].fillna(PAPER_KERNEL_MODE)
+    libsvm = frame[frame["method"] == "libsvm"]
+    cold = frame[frame["method"] == "cold"].assign(_cold_mode=lambda f: f["kernel_mode"])
+    sir = frame[(frame["method"] == "sir") & (frame["kernel_mode"] == PAPER_KERNEL_MODE)]
+    frame["speedup_libsvm"] = _ratio(frame, "seconds_total", libsvm, keys)
+    frame["speedup_cold"] = _ratio(frame, "seconds_total", cold, keys + ["_cold_mode"])
+    frame["relative_to_sir"] = 1.0 / _ratio(frame, "seconds_total", sir, keys)
+    frame = frame.drop(columns="_cold_mode")
+
+    paper_wide = _paper_wide(paper, table)
+    faithful = frame["kernel_mode"].isna() | (frame["kernel_mode"] == PAPER_KERNEL_MODE)
+    frame["_join"] = np.where(faithful, frame["method"], None)
+    frame = frame.merge(
+        paper_wide.rename(columns={"method": "_join"}), on=["dataset", "k", "_join"], how="left"
+    ).drop(columns="_join")
+    # Paper rows we did not run still belong beside ours (e.g. the paper's k = 100 in a quick profile).
+    paper_only = paper_wide.merge(frame[["dataset", "k", "method"]], how="left", indicator=True)
+    paper_only = paper_only[paper_only["_merge"] == "left_only"].drop(columns="_merge")
+    paper_only = paper_only[paper_only["dataset"].isin(frame["dataset"])]
+    paper_only = paper_only.assign(label=paper_only["method"], estimated=False, iteration_cap_hit=False)
+    frame = pd.concat([frame, paper_only], ignore_index=True) if len(paper_only) else frame
+
+    def paper_ratio(numerator_method: str | None, denominator: bool) -> pd.Series:
+        ref = paper_wide if numerator_method is None else paper_wide[paper_wide["method"] == numerator_method]
+        ref = ref[keys + ["paper_seconds_total"]].rename(columns={"paper_seconds_total": "_ref"})
+        merged = frame[keys + ["paper_seconds_total"]].merge(ref, on=keys, how="left")
+        values = merged["paper_seconds_total"] / merged["_ref"] if denominator else merged["_ref"] / merged["paper_seconds_total"]
+        return pd.Series(values.to_numpy(), index=frame.index)
+
+    frame["paper_speedup_libsvm"] = paper_ratio("libsvm", denominator=False)
+    frame["paper_relative_to_sir"] = paper_ratio("sir", denominator=True)
+    frame["estimated"] = frame["estimated"].fillna(False).astype(bool)
+    frame["iteration_cap_hit"] = frame["iteration_cap_hit"].fillna(False).astype(bool)
+    frame["paper_estimated"] = frame["paper_estimated"].fillna(False).astype(bool)
+    return _sorted(frame)
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    dataset_rank = {d: i for i, d in enumerate(_order(frame["dataset"], DATASET_ORDER))}
+    label_rank = {m: i for i, m in enumerate(_order(frame["label"], METHOD_ORDER))}
+    ranks = pd.DataFrame(
+        {
+            "d": frame["dataset"].map(dataset_rank),
+            "k": frame["k"].map(_k_sort),
+            "m": frame["label"].map(label_rank),
+        }
+    )
+    return frame.loc[ranks.sort_values(["d", "k", "m"]).index].reset_index(drop=True)
+
+
+def table2(runs: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """The datasets as measured (after any subsample) with C and gamma, beside the paper's Table 2."""
+    measured = runs.groupby("dataset", sort=False)[["n", "dim", "C", "gamma", "subsample"]].first()
+    reference = paper[paper["table"] == "table2"].pivot_table(index="dataset", columns="metric", values="value")
+    reference = reference.reindex(columns=["n", "dim", "C", "gamma"]).add_prefix("paper_")
+    frame = measured.join(reference, how="left").reset_index()
+    frame = frame.set_index("dataset").loc[_order(frame["dataset"], DATASET_ORDER)].reset_index()
+    return frame
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def format_seconds(value: float) -> str:
+    """Seconds as the paper prints them in Tables 1 and 3: whole seconds from 100 up, else 3 significant digits."""
+    if value is None or not np.isfinite(value):
+        return NOT_AVAILABLE
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def format_seconds_scientific(value: float) -> str:
+    """Seconds as the paper's leave-one-out table prints them: 2.4e7 from 10,000 up."""
+    if value is None or not np.isfinite(value) or value < 1e4:
+        return format_seconds(value)
+    return f"{value:.1e}".replace("e+0", "e").replace("e+", "e")
+
+
+def format_count(value: float) -> str:
+    return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:,.0f}"
+
+
+def format_percent(value: float) -> str:
+    return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:.2f}"
+
+
+def format_ratio(value: float) -> str:
+    return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:.2f}\u00d7"
+
+
+def format_number(value: float) -> str:
+    return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:g}"
+
+
+def _markers(row: pd.Series) -> str:
+    return (ESTIMATED if row.get("estimated") else "") + (CAP_HIT if row.get("iteration_cap_hit") else "")
+
+
+def _cell(metric: str, formatter):
+    """Render one figure of a row for a source: the paper's value, or this run's with its markers."""
+
+    def render(row: pd.Series, source: str) -> str:
+        value = row.get(f"paper_{metric}" if source == "paper" else metric)
+        if value is None or pd.isna(value):
+            return NOT_AVAILABLE
+        marks = (ESTIMATED if row.get("paper_estimated") else "") if source == "paper" else _markers(row)
+        return formatter(value) + marks
+
+    return render
+
+
+def _seeded(label: str) -> bool:
+    return label.split(" ")[0] not in ("libsvm", "cold")
+
+
+def _always(label: str) -> bool:
+    return True
+
+
+def _wide(frame: pd.DataFrame, groups: list[tuple[str, list]], by_k: bool) -> pd.DataFrame:
+    """Rows (dataset, source) with this run above the paper; columns (group or k, method, part).
+
+    ``groups`` lists (group, [(part, applies(label), render(row, source))]) in column order.
+    """
+    labels = _order(frame["label"], METHOD_ORDER)
+    ks = sorted(frame["k"].unique(), key=_k_sort) if by_k else [None]
+    columns = [
+        ((f"k = {k}" if by_k else group), label, part, k, render)
+        for k in ks
+        for group, parts in groups
+        for label in labels
+        for part, applies, render in parts
+        if applies(label)
+    ]
+    rows_by_key = {(r["dataset"], r["k"], r["label"]): r for _, r in frame.iterrows()}
+    single_k = frame["k"].iloc[0] if len(frame) else None
+    index = [(d, s) for d in _order(frame["dataset"], DATASET_ORDER) for s in SOURCES]
+    cells = []
+    for dataset, source in index:
+        line = []
+        for _, label, _, k, render in columns:
+            row = rows_by_key.get((dataset, k if by_k else single_k, label))
+            line.append(NOT_AVAILABLE if row is None else render(row, source))
+        cells.append(line)
+    header = [c[:3] for c in columns]
+    if all(part == "" for _, _, part in header):
+        header = [c[:2] for c in header]
+    return pd.DataFrame(
+        cells,
+        index=pd.MultiIndex.from_tuples(index, names=["dataset", "source"]),
+        columns=pd.MultiIndex.from_tuples(header),
+    )
+
+
+def table1_wide(frame: pd.DataFrame) -> pd.DataFrame:
+    groups = [
+        (
+            "seconds",
+            [
+                ("total", lambda label: not _seeded(label), _cell("seconds_total", format_seconds)),
+                ("init", _seeded, _cell("seconds_init", format_seconds)),
+                ("rest", _seeded, _cell("seconds_rest", format_seconds)),
+            ],
+        ),
+        ("iterations", [("", _always, _cell("iterations", format_count))]),
+        ("accuracy %", [("", _always, _cell("accuracy", format_percent))]),
+    ]
+    return _wide(frame, groups, by_k=False)
+
+
+def seconds_wide(frame: pd.DataFrame, by_k: bool, formatter=format_seconds) -> pd.DataFrame:
+    return _wide(frame, [("seconds", [("", _always, _cell("seconds_total", formatter))])], by_k=by_k)
+
+
+def table2_wide(frame: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for _, row in frame.iterrows():
+        subsample = " (stratified subsample)" if pd.notna(row.get("subsample")) else ""
+        rows.append([row["dataset"], "this run", format_count(row["n"]) + subsample, format_count(row["dim"]),
+                     format_number(row["C"]), format_number(row["gamma"])])
+        rows.append([row["dataset"], "paper", format_count(row["paper_n"]), format_count(row["paper_dim"]),
+                     format_number(row["paper_C"]), format_number(row["paper_gamma"])])
+    table = pd.DataFrame(rows, columns=["dataset", "source", "n", "dim", "C", "gamma"])
+    return table.set_index(["dataset", "source"])
+
+
+def _flat(table: pd.DataFrame) -> pd.DataFrame:
+    flat = table.reset_index()
+    flat.columns = [" ".join(str(p) for p in c if p).strip() if isinstance(c, tuple) else c for c in flat.columns]
+    return flat
+
+
+def to_markdown(table: pd.DataFrame, caption: str) -> str:
+    return f"{caption}\n\n{_markdown(_flat(table))}\n"
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    # Cells are already formatted text; tabulate must not reparse "75.00" into 75.
+    return frame.to_markdown(index=False, disable_numparse=True)
+
+
+def _latex_escape(text: str) -> str:
+    return "".join("\\" + c if c in "&%$#_{}" else c for c in text)
+
+
+def to_latex(table: pd.DataFrame, caption: str, label: str) -> str:
+    latex = table.style.format(escape="latex").format_index(escape="latex", axis=0).format_index(
+        escape="latex", axis=1
+    ).to_latex(
+        caption=_latex_escape(caption), label=label, hrules=True, multicol_align="c", clines="skip-last;data"
+    )
+    return (
+        latex.replace(ESTIMATED, r"\textsuperscript{\dag}")
+        .replace(CAP_HIT, r"\textsuperscript{\ddag}")
+        .replace(NOT_AVAILABLE, "--")
+        .replace("\u00d7", r"$\times$")
+    )
+
+
+# ---------------------------------------------------------------- paper_vs_reproduced.md
+
+
+def _long_columns(frame: pd.DataFrame, with_split: bool, with_iterations: bool, relative: bool,
+                  seconds_format=format_seconds) -> pd.DataFrame:
+    rows = [row for _, row in frame.iterrows()]
+
+    def pair(metric: str, formatter, name: str) -> dict:
+        render = _cell(metric, formatter)
+        return {f"{name} ({source})": [render(row, source) for row in rows] for source in ("paper", "this run")}
+
+    columns = {"dataset": frame["dataset"], "k": frame["k"], "method": frame["label"]}
+    columns |= pair("seconds_total", seconds_format, "seconds")
+    if with_split:
+        columns |= pair("seconds_init", seconds_format, "init s")
+        columns |= pair("seconds_rest", seconds_format, "rest s")
+    columns |= pair("speedup_libsvm", format_ratio, "libsvm/method")
+    columns["cold/method (this run)"] = [_cell("speedup_cold", format_ratio)(row, "this run") for row in rows]
+    if relative:
+        columns |= pair("relative_to_sir", format_ratio, "method/SIR")
+    if with_iterations:
+        columns |= pair("iterations", format_count, "iterations")
+        columns |= pair("accuracy", format_percent, "accuracy %")
+    return pd.DataFrame(columns)
+
+
+def comparison_document(frames: dict[str, pd.DataFrame], datasets: pd.DataFrame) -> tuple[list[str], list]:
+    """The notes and the (title, table) sections of paper_vs_reproduced, whatever the output format."""
+    cpus = sorted({c for f in frames.values() for c in f["cpu"].dropna().unique()})
+    threads = sorted({int(t) for f in frames.values() for t in f["threads"].dropna().unique()})
+    machine = ", ".join(cpus) or "an unknown CPU"
+    if threads:
+        machine += f" ({'/'.join(map(str, threads))} thread(s) per job)"
+    notes = [
+        MACHINE_NOTE.format(cpu=machine),
+        "The paper has no cold-start run of its own solver (its baseline is LibSVM), so cold/method exists for "
+        "this run only.",
+        MARKER_NOTE,
+        "Fast kernel modes appear as `method (mode)` and are never compared with the paper's figures.",
+    ]
+    layouts = [
+        ("table1", "Table 1: efficiency at k = 10", dict(with_split=True, with_iterations=True, relative=False)),
+        ("table3", "Table 3: effect of k on total elapsed time", dict(with_split=False, with_iterations=False,
+                                                                       relative=False)),
+        ("loo", "Leave-one-out (the paper's supplementary figure)",
+         dict(with_split=False, with_iterations=False, relative=True, seconds_format=format_seconds_scientific)),
+    ]
+    sections = [(title, _long_columns(frames[kind], **options)) for kind, title, options in layouts if kind in frames]
+    sections.append(("Table 2: datasets and kernel parameters", _flat(table2_wide(datasets))))
+    return notes, sections
+
+
+def document_markdown(title: str, notes: list[str], sections: list) -> str:
+    parts = [f"# {title}", "", *notes, ""]
+    for heading, table in sections:
+        parts += [f"## {heading}", "", _markdown(table), ""]
+    return "\n".join(parts)
+
+
+def document_html(title: str, notes: list[str], sections: list) -> str:
+    """A self-contained page (Snakemake's report shows HTML inline, Markdown only as a download)."""
+    body = [f"<h1>{html.escape(title)}</h1>", *(f"<p>{html.escape(note)}</p>" for note in notes)]
+    for heading, table in sections:
+        body += [f"<h2>{html.escape(heading)}</h2>"] if heading else []
+        body.append(table.to_html(index=not isinstance(table.index, pd.RangeIndex)))
+    style = "table{border-collapse:collapse;font:13px sans-serif}td,th{border:1px solid #ccc;padding:2px 6px}"
+    return f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{style}</style></head><body>{''.join(body)}</body></html>\n"
+
+
+# ---------------------------------------------------------------- writing
+
+
+CAPTIONS = {
+    "table1": "Efficiency comparison (k = 10): elapsed time (s), iterations and accuracy, this run above the paper's.",
+    "table2": "Datasets and kernel parameters, as measured in this run and as printed in the paper.",
+    "table3": "Effect of k on total elapsed time (s), this run above the paper's.",
+    "loocv": "Total elapsed time (s) of leave-one-out cross-validation, this run above the paper's.",
+}
+TABLE_FORMATS = ("csv", "md", "tex", "html")
+WIDE = {
+    "table1": ("table1", table1_wide),
+    "table3": ("table3", lambda frame: seconds_wide(frame, by_k=True)),
+    "loocv": ("loo", lambda frame: seconds_wide(frame, by_k=False, formatter=format_seconds_scientific)),
+}
+
+
+def write_tables(groups: dict[str, list], paper_path: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:
+    """Write table1/2/3, loocv (CSV, Markdown, LaTeX, HTML) and paper_vs_reproduced (Markdown, HTML).
+
+    ``groups`` maps a table kind (``table1``, ``table3``, ``loo``) to the run record paths of the
+    experiments that feed it. Table 2 describes the datasets of Table 1's runs.
+    """
+    if not groups.get("table1"):
+        raise AlphaseedError("Table 1 needs at least one run record: add a table1 experiment to the config")
+    out_dir = Path(out_dir)
+    paper = read_paper_results(paper_path)
+    runs = {kind: load_runs(paths) for kind, paths in groups.items() if paths}
+    frames = {kind: comparison(frame, paper, kind) for kind, frame in runs.items()}
+    datasets = table2(runs["table1"], paper)
+    cpu = ", ".join(sorted(runs["table1"]["cpu"].dropna().unique())) or "an unknown CPU"
+    footnote = f" {MACHINE_NOTE.format(cpu=cpu)} {MARKER_NOTE}"
+    outputs = {"table2": (datasets, table2_wide(datasets), CAPTIONS["table2"])}
+    for name, (kind, wide) in WIDE.items():
+        if kind in frames:
+            outputs[name] = (frames[kind], wide(frames[kind]), CAPTIONS[name] + footnote)
+    written = []
+    for name, (frame, wide, caption) in outputs.items():
+        write_csv(out_dir / f"{name}.csv", frame)
+        write_text(out_dir / f"{name}.md", to_markdown(wide, caption))
+        write_text(out_dir / f"{name}.tex", to_latex(wide, caption, f"tbl:{name}"))
+        write_text(out_dir / f"{name}.html", document_html(name, [caption], [("", wide)]))
+        written += [out_dir / f"{name}.{ext}" for ext in TABLE_FORMATS]
+    notes, sections = comparison_document(frames, datasets)
+    for ext, render in (("md", document_markdown), ("html", document_html)):
+        write_text(out_dir / f"paper_vs_reproduced.{ext}", render("Paper vs this run", notes, sections))
+        written.append(out_dir / f"paper_vs_reproduced.{ext}")
+    return written

@@ -1,0 +1,72 @@
+"""The config's experiments expand into the pipeline's jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from alphaseed.config import load_config
+from alphaseed.errors import ConfigError
+from alphaseed.experiments import Job, all_jobs, expand_experiments, job_mem_mb, results_root
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _overlay(name: str) -> dict:
+    return yaml.safe_load((REPO / "workflow" / "configs" / f"{name}.yaml").read_text())
+
+
+def test_paper_config_lists_every_job_of_the_paper():
+    config = load_config(REPO / "config.yaml")
+    jobs = expand_experiments(config)
+    assert len(jobs["table1"]) == 5 * 5 and len(jobs["table3"]) == 5 * 3 * 3 and len(jobs["loo"]) == 5 * 7
+    assert len(all_jobs(config)) == 25 + 45 + 35 - 5 * 3  # Table 3's k = 10 runs are Table 1's
+    by_key = {(j.dataset, j.k, j.method): j for j in all_jobs(config)}
+    assert by_key[("mnist", "100", "libsvm")].max_rounds == 30
+    assert by_key[("adult", "loo", "sir")].max_rounds == 100
+    assert by_key[("webdata", "loo", "avg")].max_rounds == 30
+    assert by_key[("heart", "loo", "sir")].max_rounds is None
+    assert by_key[("madelon", "10", "sir")].kernel_mode == "cache"
+    assert results_root(config) == Path("results/paper")
+
+
+@pytest.mark.parametrize("profile", ["quick", "ci"])
+def test_overlays_are_valid_and_write_under_their_profile(profile):
+    config = load_config(REPO / "config.yaml", overrides=_overlay(profile))
+    assert results_root(config) == Path("results") / profile
+    assert all(job.dataset in config["datasets"] for job in all_jobs(config))
+
+
+def test_quick_profile_subsamples():
+    config = load_config(REPO / "config.yaml", overrides=_overlay("quick"))
+    jobs = {(j.dataset, j.k, j.method): j for j in all_jobs(config)}
+    assert jobs[("adult", "10", "sir")].subsample == 3000
+    assert jobs[("heart", "10", "sir")].subsample is None
+    assert jobs[("madelon", "loo", "sir")].subsample == 300
+    assert {j.k for j in all_jobs(config) if j.method == "libsvm"} == {"3", "10", "30", "loo"}
+
+
+def test_record_path_names_the_kernel_mode():
+    assert Job("heart", "10", "sir", "gram", None, None).record_path("runs") == Path("runs/heart/k10/sir-gram.json")
+    assert Job("heart", "loo", "libsvm", "cache", None, None).record_path("runs") == Path("runs/heart/kloo/libsvm.json")
+
+
+def test_a_job_shared_by_two_experiments_must_agree():
+    config = load_config(REPO / "config.yaml", overrides={"experiments": {"table3": {"subsample": {"heart": 100}}}})
+    with pytest.raises(ConfigError, match="table3"):
+        expand_experiments(config)
+
+
+def test_unknown_dataset_is_named():
+    config = load_config(REPO / "config.yaml", overrides={"experiments": {"table1": {"datasets": ["iris"]}}})
+    with pytest.raises(ConfigError, match="iris"):
+        expand_experiments(config)
+
+
+def test_memory_grows_with_the_dataset_and_the_gram_matrix():
+    small = job_mem_mb(270, 13, "10", "sir", "cache", 100)
+    large = job_mem_mb(60000, 780, "10", "sir", "cache", 100)
+    gram = job_mem_mb(32561, 123, "10", "sir", "gram", 100)
+    assert small < large and gram > 4 * 32561**2 / 2**20

@@ -1,0 +1,204 @@
+"""Tables and figures from small hand-made run records in the documented run-record format."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from alphaseed import figures, tables
+from alphaseed.experiments import Job
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER_RESULTS = REPO / "workflow" / "resources" / "paper_results.csv"
+PROVENANCE_KEYS = ("config", "dataset_fingerprint", "package_version", "git_commit", "python", "numpy", "scipy",
+                   "numba", "libsvm", "cpu", "threads", "omp_num_threads", "hostname", "started_utc", "finished_utc")
+
+
+def make_record(dataset, k, method, seconds_per_round, iterations_per_round, *, kernel_mode="cache", n=40,
+                max_rounds=None, cap_round=None, init_per_round=0.0):
+    """A run record as ``alphaseed.records`` documents it, with per-round figures given by the test."""
+    n_folds = n if k == "loo" else k
+    rounds_run = max_rounds or n_folds
+    rounds = []
+    for h in range(1, rounds_run + 1):
+        rounds.append(
+            {
+                "round": h, "train_size": n - n // n_folds, "test_size": n // n_folds,
+                "iterations": iterations_per_round, "n_sv": 5, "n_bounded_sv": 1, "objective": -1.5, "rho": 0.1,
+                "n_correct": n // n_folds, "iteration_cap_hit": h == cap_round,
+                "seconds": {"seed": init_per_round, "gradient_init": 0.0, "train": seconds_per_round, "predict": 0.0},
+            }
+        )
+    init = init_per_round * rounds_run
+    rest = seconds_per_round * rounds_run
+    measured = init + rest
+    total = measured * n_folds / rounds_run
+    return {
+        "schema_version": 1, "dataset": dataset, "k": k, "n_folds": n_folds, "method": method,
+        "kernel_mode": kernel_mode, "n": n, "dim": 3,
+        "params": {"C": 1.0, "gamma": 0.5, "eps": 1e-3, "cache_mb": 100.0, "shrinking": True, "seed": 0,
+                   "max_rounds": max_rounds, "subsample": None},
+        "summary": {
+            "accuracy": 75.0, "n_tested": n, "n_correct": 3 * n // 4, "iterations": iterations_per_round * rounds_run,
+            "rounds_run": rounds_run, "rounds_total": n_folds, "estimated": max_rounds is not None,
+            "iteration_cap_hit": cap_round is not None,
+            "seconds": {"total": total, "init": init, "rest": rest, "compile": 0.0, "kernel": 0.0, "conversion": 0.0},
+            "seconds_measured_total": measured,
+        },
+        "rounds": rounds,
+        "predictions": [1] * n,
+        "folds_sha256": "0" * 64,
+        "provenance": {key: None for key in PROVENANCE_KEYS} | {"cpu": "Test CPU", "threads": 1},
+    }
+
+
+def write_records(root: Path, records: list[dict]) -> list[Path]:
+    paths = []
+    for record in records:
+        job = Job(record["dataset"], str(record["k"]), record["method"], record["kernel_mode"], None, None)
+        path = job.record_path(root / "runs")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record))
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture
+def groups(tmp_path):
+    table1 = [
+        make_record("heart", 10, "libsvm", 0.4, 100),
+        make_record("heart", 10, "cold", 0.2, 100),
+        make_record("heart", 10, "sir", 0.1, 50, init_per_round=0.01),
+        make_record("heart", 10, "ato", 0.1, 60, init_per_round=0.1, cap_round=3),
+        make_record("heart", 10, "sir", 0.05, 50, kernel_mode="gram"),
+        make_record("heart", 10, "cold", 0.1, 100, kernel_mode="gram"),
+    ]
+    table3 = [make_record("heart", k, m, s, 10) for k in (3, 10) for m, s in (("libsvm", 0.4), ("cold", 0.2), ("sir", 0.1))]
+    loo = [make_record("heart", "loo", m, s, 5, max_rounds=4) for m, s in (("libsvm", 0.4), ("avg", 0.2), ("sir", 0.1))]
+    return {
+        "table1": write_records(tmp_path / "t1", table1),
+        "table3": write_records(tmp_path / "t3", table3),
+        "loo": write_records(tmp_path / "loo", loo),
+    }
+
+
+def test_paper_results_is_tidy_and_complete():
+    paper = tables.read_paper_results(PAPER_RESULTS)
+    assert list(paper.columns) == ["table", "dataset", "k", "method", "metric", "value", "note"]
+    assert not paper.duplicated(["table", "dataset", "k", "method", "metric"]).any()
+    counts = paper.groupby("table").size().to_dict()
+    # Table 1: per dataset 1 libsvm total + 3x(init, rest) + 4 iterations + 2 accuracies; Table 3: 3 k x 2 methods.
+    assert counts == {"table1": 5 * 13, "table2": 5 * 4, "table3": 5 * 6, "loo": 5 * 6}
+
+
+def _paper_tex() -> str:
+    mirror = os.environ.get("ALPHASEED_DATA_MIRROR")
+    tex = Path(mirror).parent / "paper" / "wen2017-alpha-seeding.tex" if mirror else None
+    if tex is None or not tex.exists():
+        pytest.skip("the paper's .tex is not beside ALPHASEED_DATA_MIRROR (../shared/paper); cannot cross-check")
+    return tex.read_text(encoding="utf-8")
+
+
+def _tex_rows(tex: str, label: str) -> dict[str, list[float]]:
+    """Numbers of each dataset row of the tabular that carries ``label``."""
+    end = tex.index(f"\\label{{{label}}}")
+    body = tex[tex.rindex("\\begin{tabular}", 0, end):end]
+    body = re.sub(r"\\eat\{[^}]*\}", "", body)
+    rows = {}
+    for line in body.splitlines():
+        name = line.split("&")[0].strip().lower()
+        if name in ("adult", "heart", "madelon", "mnist", "webdata"):
+            cells = [re.sub(r"\s", "", c).rstrip("\\") for c in line.split("&")[1:]]
+            rows[name] = [float(re.sub(r"x10\$\^(\d+)\$", r"e\1", c).replace(",", "")) for c in cells]
+    return rows
+
+
+def test_paper_results_match_the_papers_source():
+    tex = _paper_tex()
+    paper = tables.read_paper_results(PAPER_RESULTS)
+
+    def values(table, k, order):
+        part = paper[(paper["table"] == table) & (paper["k"] == k)].set_index(["dataset", "method", "metric"])["value"]
+        return {d: [part[(d, m, metric)] for m, metric in order] for d in tables.DATASET_ORDER}
+
+    table1_order = [("libsvm", "seconds_total")] + [
+        (m, part) for m in ("ato", "mir", "sir") for part in ("seconds_init", "seconds_rest")
+    ] + [(m, "iterations") for m in ("libsvm", "ato", "mir", "sir")] + [("libsvm", "accuracy"), ("sir", "accuracy")]
+    assert values("table1", "10", table1_order) == _tex_rows(tex, "tbl:overall-eff")
+    typed3 = {d: [] for d in tables.DATASET_ORDER}
+    for k in ("3", "10", "100"):
+        for d, v in values("table3", k, [("libsvm", "seconds_total"), ("sir", "seconds_total")]).items():
+            typed3[d] += v
+    assert typed3 == _tex_rows(tex, "tbl:varying-k")
+    loo_order = [(m, "seconds_total") for m in ("libsvm", "avg", "top", "ato", "mir", "sir")]
+    assert values("loo", "loo", loo_order) == _tex_rows(tex, "tbl:loocv")
+    table2_order = [("", m) for m in ("n", "dim", "C", "gamma")]
+    part = paper[paper["table"] == "table2"].set_index(["dataset", "metric"])["value"]
+    assert {d: [part[(d, m)] for _, m in table2_order] for d in tables.DATASET_ORDER} == _tex_rows(tex, "tbl:dataset")
+
+
+def test_comparison_computes_speedups_and_joins_the_paper(groups):
+    paper = tables.read_paper_results(PAPER_RESULTS)
+    frame = tables.comparison(tables.load_runs(groups["table1"]), paper, "table1")
+    by_label = frame.set_index("label")
+    assert by_label.loc["sir", "speedup_libsvm"] == pytest.approx(4.0 / 1.1)
+    assert by_label.loc["sir", "speedup_cold"] == pytest.approx(2.0 / 1.1)
+    # A fast mode is compared with the cold run of its own mode, and never with the paper.
+    assert by_label.loc["sir (gram)", "speedup_cold"] == pytest.approx(2.0)
+    assert np.isnan(by_label.loc["sir (gram)", "paper_seconds_total"])
+    assert by_label.loc["sir", "paper_seconds_total"] == pytest.approx(0.003 + 0.24)
+    assert by_label.loc["sir", "paper_speedup_libsvm"] == pytest.approx(0.36 / 0.243)
+    assert by_label.loc["ato", "iteration_cap_hit"]
+    # The paper's MIR was not run here but still stands beside ours.
+    assert by_label.loc["mir", "paper_iterations"] == 1443
+    assert np.isnan(by_label.loc["mir", "seconds_total"])
+
+
+def test_write_tables_writes_every_format_with_markers(groups, tmp_path):
+    out = tmp_path / "tables"
+    written = tables.write_tables(groups, PAPER_RESULTS, out)
+    names = {p.name for p in written}
+    for stem in ("table1", "table2", "table3", "loocv"):
+        assert {f"{stem}.{ext}" for ext in tables.TABLE_FORMATS} <= names
+    assert {"paper_vs_reproduced.md", "paper_vs_reproduced.html"} <= names
+    assert not list(out.glob(".*")), "temporary files left behind"
+
+    table1 = (out / "table1.md").read_text()
+    assert "E5-2620" in table1 and "Test CPU" in table1
+    assert tables.CAP_HIT in table1  # ATO's third round hit the cap
+    assert "sir (gram)" in table1
+    loo = (out / "loocv.md").read_text()
+    assert tables.ESTIMATED in loo  # estimated from max_rounds
+    assert "\\dag" in (out / "loocv.tex").read_text()
+
+    report = (out / "paper_vs_reproduced.md").read_text()
+    assert "libsvm/method (paper)" in report and "cold/method (this run)" in report
+    assert "method/SIR (paper)" in report
+    assert "2.69×" in report  # the paper's LOO on Heart: libsvm 8.6 s / SIR 3.2 s
+
+    table3 = pd.read_csv(out / "table3.csv", dtype={"k": str})
+    # Paper's k = 100 appears beside this run's k = 3 and 10.
+    assert set(table3["k"]) == {"3", "10", "100"}
+    table2 = pd.read_csv(out / "table2.csv")
+    assert table2.loc[0, "paper_n"] == 270 and table2.loc[0, "n"] == 40
+
+
+def test_write_tables_needs_table1(groups, tmp_path):
+    with pytest.raises(tables.AlphaseedError, match="table1"):
+        tables.write_tables({"table3": groups["table3"]}, PAPER_RESULTS, tmp_path)
+
+
+def test_figures_are_written(groups, tmp_path):
+    out = tmp_path / "figures"
+    written = figures.write_figures(groups, PAPER_RESULTS, out)
+    for stem in ("loocv", "iterations_per_round", "speedup_vs_k"):
+        for ext in ("png", "pdf"):
+            path = out / f"{stem}.{ext}"
+            assert path in written and path.stat().st_size > 1000
+    assert not list(out.glob(".*")), "temporary files left behind"

@@ -1,0 +1,93 @@
+# Settings and helpers of the cv, tables and figures rules, all derived from the config's experiments.
+from pathlib import Path
+
+from alphaseed.experiments import (
+    Job,
+    all_jobs,
+    expand_experiments,
+    job_mem_mb,
+    results_root,
+)
+
+RESULTS = str(results_root(config))
+JOBS = {(job.dataset, job.k, job.stem): job for job in all_jobs(config)}
+TABLE_JOBS = expand_experiments(config)
+KINDS = [kind for kind, jobs in TABLE_JOBS.items() if jobs]
+PAPER_RESULTS = "workflow/resources/paper_results.csv"
+
+TABLE_NAMES = (
+    ["table1", "table2"] * ("table1" in KINDS)
+    + ["table3"] * ("table3" in KINDS)
+    + ["loocv"] * ("loo" in KINDS)
+)
+TABLE_OUTPUTS = [
+    f"{RESULTS}/tables/{name}.{ext}"
+    for name in TABLE_NAMES
+    for ext in ("csv", "md", "tex", "html")
+] + [f"{RESULTS}/tables/paper_vs_reproduced.{ext}" for ext in ("md", "html")]
+FIGURE_NAMES = {
+    "table1": "iterations_per_round",
+    "table3": "speedup_vs_k",
+    "loo": "loocv",
+}
+FIGURE_OUTPUTS = [
+    f"{RESULTS}/figures/{FIGURE_NAMES[kind]}.{ext}"
+    for kind in KINDS
+    for ext in ("png", "pdf")
+]
+
+
+def run_records(kind):
+    return [str(job.record_path(f"{RESULTS}/runs")) for job in TABLE_JOBS[kind]]
+
+
+def job_of(wildcards):
+    """The configured job of an output path; a path outside the experiments runs with defaults."""
+    key = (wildcards.dataset, wildcards.k, wildcards.variant)
+    if key in JOBS:
+        return JOBS[key]
+    method, _, mode = wildcards.variant.partition("-")
+    return Job(wildcards.dataset, wildcards.k, method, mode or "cache", None, None)
+
+
+def cv_mem_mb(wildcards):
+    job = job_of(wildcards)
+    entry = config["datasets"][job.dataset]
+    n = job.subsample or entry.get("n", 100_000)
+    dim = entry.get("dim", 1_000)
+    return job_mem_mb(
+        n, dim, job.k, job.method, job.kernel_mode, config["solver"]["cache_mb"]
+    )
+
+
+def cv_arguments(wildcards):
+    """Arguments of ``alphaseed cv``: every setting explicit, so that changing one reruns the job."""
+    job = job_of(wildcards)
+    entry, solver = config["datasets"][job.dataset], config["solver"]
+    arguments = ["cv", "--dataset", job.dataset, "--k", job.k, "--method", job.method]
+    arguments += ["--kernel-mode", job.kernel_mode, "--seed", str(config["seed"])]
+    arguments += ["--C", str(entry["C"]), "--gamma", str(entry["gamma"])]
+    arguments += ["--eps", str(solver["eps"]), "--cache-mb", str(solver["cache_mb"])]
+    if not solver["shrinking"]:
+        arguments.append("--no-shrinking")
+    if job.subsample is not None:
+        arguments += ["--subsample", str(job.subsample)]
+    if job.max_rounds is not None:
+        arguments += ["--max-rounds", str(job.max_rounds)]
+    return arguments
+
+
+def with_report(path, category):
+    """HTML tables and PNG figures go in the report (it shows only those inline)."""
+    if Path(path).suffix not in (".html", ".png"):
+        return path
+    caption = f"../report/{category.lower()}/{Path(path).stem}.rst"
+    return report(path, caption=caption, category=category)
+
+
+# Without --resources mem_mb, limit the jobs' declared memory to what this machine has free, so
+# that parallel jobs never exceed it together (cluster profiles set their own limit).
+if "mem_mb" not in workflow.global_resources:
+    import psutil
+
+    workflow.register_resource("mem_mb", psutil.virtual_memory().available // 2**20)
