@@ -53,6 +53,7 @@ DATASET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 PLUS_MINUS_ONE = {"positive": [1], "negative": [-1]}
 _OPENERS = {".xz": lzma.open, ".bz2": bz2.open, ".gz": gzip.open}
 _DOWNLOAD_CHUNK = 1 << 20
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 # --- where things are -------------------------------------------------------------------------
@@ -79,8 +80,19 @@ def find_in_mirror(folder: Path, base_name: str) -> Path | None:
 
 
 def open_decompressed(path: Path):
-    """Open a file for binary reading, decompressing it according to its suffix."""
-    return _OPENERS.get(path.suffix, open)(path, "rb")
+    """Open a file for binary reading, decompressing it according to its suffix.
+
+    A leading UTF-8 byte order mark (left by some editors) is skipped, so the first label
+    parses; it carries no content.
+    """
+    handle = _OPENERS.get(path.suffix, open)(path, "rb")
+    try:
+        if handle.read(len(_UTF8_BOM)) != _UTF8_BOM:
+            handle.seek(0)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
 
 
 # --- fetching ---------------------------------------------------------------------------------
@@ -173,7 +185,7 @@ def _first_unparsable_line(path: Path) -> int | None:
     for number, line in _significant_lines(path):
         try:
             load_svmlight_file(io.BytesIO(line), zero_based=False)
-        except ValueError:
+        except (ValueError, OverflowError):
             return number
     return None
 
@@ -188,9 +200,13 @@ def _line_of_row(path: Path, row: int) -> int | None:
 def parse_libsvm(path: str | os.PathLike) -> tuple[sp.csr_matrix, np.ndarray]:
     """Parse a LibSVM-format file (plain, .xz, .bz2 or .gz) into CSR features and raw labels.
 
-    Feature indices are one-based as in LibSVM; index 0 or below, a value that is not a finite
-    number, a line not of the form ``label index:value ...`` and a file without instances all
-    raise ``MalformedFileError`` naming the file and, where it can be found, the line.
+    Feature indices are one-based as in LibSVM, strictly increasing within a line and at most
+    2**31 - 1; the largest index is the number of features. Blank lines, ``#`` comments, CRLF
+    line ends, a leading UTF-8 byte order mark and ``qid:`` tokens are ignored; a line with only
+    a label is an instance whose features are all zero. Index 0 or below, a duplicate, unsorted
+    or too large index, a value or label that is not a finite number, a line not of the form
+    ``label index:value ...`` and a file without instances all raise ``MalformedFileError``
+    naming the file and, where it can be found, the line.
     """
     path = Path(path)
     try:
@@ -198,7 +214,8 @@ def parse_libsvm(path: str | os.PathLike) -> tuple[sp.csr_matrix, np.ndarray]:
             X, labels = load_svmlight_file(handle, zero_based=False, dtype=np.float64)
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
-    except ValueError as error:
+    except (ValueError, OverflowError) as error:
+        # OverflowError: a feature index beyond the parser's C int (2**31 - 1).
         line = _first_unparsable_line(path)
         where = f"{path}, line {line}" if line is not None else f"{path}"
         raise MalformedFileError(f"{where}: not LibSVM format ({error})") from None
