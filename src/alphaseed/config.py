@@ -9,7 +9,9 @@ the same defaults.
 from __future__ import annotations
 
 import copy
+import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,8 @@ from alphaseed.errors import ConfigError
 SCHEMA_RELATIVE_PATH = Path("workflow", "schemas", "config.schema.yaml")
 CONFIG_FILE_NAME = "config.yaml"
 COMPRESSION_SUFFIXES = (".xz", ".bz2", ".gz")
+# A name that is safe as one path component: no separator, no leading dot (so not "." or "..").
+PLAIN_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
 def find_repo_root(start: Path) -> Path | None:
@@ -79,9 +83,78 @@ def validate_config(config: dict, schema: str | os.PathLike) -> dict:
         # snakemake raises its WorkflowError while handling jsonschema's error, which knows the key.
         cause = error.__context__
         if isinstance(cause, ValidationError):
-            raise ConfigError(f"config key '{_key_of(cause)}': {cause.message}") from None
+            rule = _rule_broken(cause, schema)
+            because = f" ({rule})" if rule else ""
+            raise ConfigError(f"config key '{_key_of(cause)}': {cause.message}{because}") from None
         raise ConfigError(f"invalid configuration: {error}") from None
+    _check_finite(config, "")
+    _check_sizes(config)
     return config
+
+
+def _rule_broken(error: ValidationError, schema: str | os.PathLike) -> str | None:
+    """The description of the cross-key rule (an ``allOf`` entry of the schema) ``error`` breaks.
+
+    jsonschema's own message for those ("'loo' was expected") does not say why.
+    """
+    if "allOf" not in error.absolute_schema_path:
+        return None
+    with open(schema, encoding="utf-8") as handle:
+        root = yaml.safe_load(handle)
+    node, rule = root, None
+    try:
+        for part in error.absolute_schema_path:
+            if isinstance(node, dict) and part not in node and "$ref" in node:
+                # jsonschema's path steps through a reference without naming it.
+                target = root
+                for name in node["$ref"].removeprefix("#/").split("/"):
+                    target = target[name]
+                node = target
+            node = node[part]
+            if isinstance(node, dict) and "if" in node and "description" in node:
+                rule = node["description"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return rule
+
+
+def _check_finite(value, key: str) -> None:
+    # YAML spells infinity and NaN (.inf, .nan) and JSON Schema's bounds let NaN through.
+    if isinstance(value, dict):
+        for child, item in value.items():
+            _check_finite(item, f"{key}.{child}" if key else str(child))
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            _check_finite(item, f"{key}.{position}")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"config key '{key}': {value} is not a finite number")
+
+
+def _check_sizes(config: dict) -> None:
+    """k and subsample sizes against the instance counts the config states (``n``)."""
+    datasets = config["datasets"]
+
+    def check_subsample(key: str, sizes: dict) -> None:
+        for name, size in sizes.items():
+            n = datasets.get(name, {}).get("n")
+            if size is not None and n is not None and size > n:
+                raise ConfigError(
+                    f"config key '{key}.{name}': a subsample of {size} from {n} instances"
+                )
+
+    check_subsample("subsample", config.get("subsample", {}))
+    for experiment_name, experiment in config.get("experiments", {}).items():
+        own = experiment.get("subsample", {})
+        check_subsample(f"experiments.{experiment_name}.subsample", own)
+        for name in experiment["datasets"]:
+            size = own[name] if name in own else config.get("subsample", {}).get(name)
+            n = size if size is not None else datasets.get(name, {}).get("n")
+            too_many = [k for k in experiment["k"] if k != "loo" and n is not None and k > n]
+            if too_many:
+                raise ConfigError(
+                    f"config key 'experiments.{experiment_name}.k': k = {too_many[0]} folds "
+                    f"but dataset {name} has only {n} instances here"
+                )
 
 
 def load_config(
@@ -112,8 +185,17 @@ def load_config(
 
 
 def url_file_name(url: str) -> str:
-    """The last part of a URL's path: the name a download is stored under."""
-    return url.rstrip("/").rsplit("/", 1)[-1]
+    """The last part of a URL's path: the name a download is stored under.
+
+    Refuses a URL whose last part could not be one plain file name (``..``, empty, a query):
+    it becomes a path under ``data_dir/downloads``.
+    """
+    name = url.rstrip("/").rsplit("/", 1)[-1]
+    if not PLAIN_FILE_NAME.fullmatch(name):
+        raise ConfigError(
+            f"dataset url {url!r} does not end in a plain file name (letters, digits, _ . + -)"
+        )
+    return name
 
 
 def mirror_file_name(entry: dict) -> str | None:
