@@ -2,7 +2,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: test results
+.PHONY: test results clean-cache
 
 # Reinstall only when the package metadata changes; the install is editable, so code changes need nothing.
 $(STAMP): pyproject.toml
@@ -18,3 +18,8 @@ test: $(STAMP)
 results: PROFILE ?= quick
 results: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) $(if $(filter-out paper,$(PROFILE)),--configfile workflow/configs/$(PROFILE).yaml)
+
+# Numba's on-disk cache does not notice when a jitted function in another module changes; after
+# editing the solver or the kernels, drop it (a fresh clone has none).
+clean-cache:
+	find src -name '*.nbi' -delete -o -name '*.nbc' -delete

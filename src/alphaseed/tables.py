@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .atomic import atomic_path
+from .cv import PAPER_KERNEL_MODE
 from .errors import AlphaseedError
 from .experiments import TABLE_KINDS
 from .records import read_run_record
@@ -26,7 +27,6 @@ ESTIMATED = "\u2020"  # dagger: time extrapolated from the first max_rounds roun
 CAP_HIT = "\u2021"  # double dagger: at least one round stopped at the solver's iteration cap
 NOT_AVAILABLE = "\u2014"
 
-PAPER_KERNEL_MODE = "cache"  # LibSVM-like per-round cache: what the paper's C++ code measured
 METHOD_ORDER = ["libsvm", "cold", "avg", "top", "ato", "mir", "sir"]
 DATASET_ORDER = ["adult", "heart", "madelon", "mnist", "webdata"]
 SOURCES = ("this run", "paper")
