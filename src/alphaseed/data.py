@@ -328,10 +328,11 @@ def prepare_dataset(name: str, config: dict) -> Path:
         X, raw_labels = parse_libsvm(source)
         y = map_labels(raw_labels, entry["labels"], source)
         found_fingerprint = verify(name, entry, X, raw_labels, y, source)
-    except DatasetError:
-        if downloaded:
-            source.unlink(missing_ok=True)
-        raise
+    except DatasetError as error:
+        if not downloaded:
+            raise
+        source.unlink(missing_ok=True)
+        raise type(error)(f"{error}; the download was deleted and the next run fetches it again") from None
     target = processed_path(name, config)
     X = canonical_csr(X)
     with atomic_path(target) as temporary, temporary.open("wb") as handle:
