@@ -1,4 +1,6 @@
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
+
+from alphaseed.config import validate_config
 
 min_version("8.0")
 
@@ -6,7 +8,9 @@ min_version("8.0")
 configfile: "config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# The package's validation: the schema (through snakemake.utils.validate) plus the checks a
+# schema cannot express (k against n, finite numbers), each error naming the key.
+validate_config(config, "workflow/schemas/config.schema.yaml")
 
 
 include: "workflow/rules/data.smk"

@@ -49,6 +49,8 @@ def stratified_folds(y: np.ndarray, k: int | str, seed: int) -> np.ndarray:
     y = np.asarray(y)
     n = len(y)
     k = resolve_k(k, n)
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise SolverInputError(f"the seed must be a non-negative integer, got {seed!r}")
     rng = np.random.default_rng(seed)
     folds = np.empty(n, dtype=np.int64)
     if k == n:

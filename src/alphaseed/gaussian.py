@@ -61,13 +61,18 @@ def kernel_value(X, sqnorm, gamma, i, j):
 
 
 @njit(cache=True, parallel=True)
-def kernel_block(X, sqnorm, gamma, rows, cols):
-    """float32 matrix K[rows][:, cols] over instances of X given by global indices."""
-    out = np.empty((rows.shape[0], cols.shape[0]), dtype=np.float32)
+def fill_block(out, X, sqnorm, gamma, rows, cols):
+    """out[a, b] = K(x_rows[a], x_cols[b]); the dtype of ``out`` decides the stored precision."""
     for a in prange(rows.shape[0]):
         i = rows[a]
         for b in range(cols.shape[0]):
-            out[a, b] = np.float32(kernel_value(X, sqnorm, gamma, i, cols[b]))
+            out[a, b] = kernel_value(X, sqnorm, gamma, i, cols[b])
+
+
+def kernel_block(X, sqnorm, gamma, rows, cols, dtype=np.float32):
+    """Matrix K[rows][:, cols] over instances of X given by global indices."""
+    out = np.empty((rows.shape[0], cols.shape[0]), dtype=dtype)
+    fill_block(out, X, sqnorm, gamma, rows, cols)
     return out
 
 
@@ -109,12 +114,16 @@ def gram_matrix(X, sqnorm, gamma):
 
 @njit(cache=True, parallel=True)
 def kernel_cross(Xa, sqa, Xb, sqb, gamma):
-    """float32 matrix K(Xa[i], Xb[j]) between two separate feature arrays (prediction)."""
-    out = np.empty((Xa.shape[0], Xb.shape[0]), dtype=np.float32)
+    """float64 matrix K(Xa[i], Xb[j]) between two separate feature arrays (prediction).
+
+    Prediction keeps double precision, as LibSVM's svm_predict does: with K close to 1
+    everywhere, float32 values would collapse every decision value onto -rho.
+    """
+    out = np.empty((Xa.shape[0], Xb.shape[0]))
     for i in prange(Xa.shape[0]):
         for j in range(Xb.shape[0]):
             dist = sqa[i] + sqb[j] - 2.0 * row_dot(Xa, i, Xb, j)
             if dist < 0.0:
                 dist = 0.0
-            out[i, j] = np.float32(np.exp(-gamma * dist))
+            out[i, j] = np.exp(-gamma * dist)
     return out

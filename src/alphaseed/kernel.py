@@ -113,3 +113,9 @@ class KernelMatrix:
         if self.mode == "shared":
             return shared_block(self.X, self.sqnorm, self.gamma, self.source, rows, cols)
         return kernel_block(self.X, self.sqnorm, self.gamma, rows, cols)
+
+    def block_float64(self, rows, cols) -> np.ndarray:
+        """K[rows][:, cols] in double precision, as LibSVM predicts (never from a cache)."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        cols = np.ascontiguousarray(cols, dtype=np.int64)
+        return kernel_block(self.X, self.sqnorm, self.gamma, rows, cols, dtype=np.float64)

@@ -427,6 +427,8 @@ def solve(
     C = check_C(C)
     if not eps > 0:
         raise SolverInputError(f"eps must be positive, got {eps!r}")
+    if not cache_mb > 0:
+        raise SolverInputError(f"cache_mb must be positive, got {cache_mb!r}")
     y = check_labels(y)
     index = np.ascontiguousarray(index, dtype=np.int64)
     l = index.size
@@ -553,8 +555,7 @@ def decision_values(kernel: KernelMatrix, y, train_index, alpha, rho, test_index
     train_index = np.asarray(train_index, dtype=np.int64)
     sv = alpha > 0
     coef = (np.asarray(y, dtype=np.float64)[train_index] * alpha)[sv]
-    block = kernel.block(test_index, train_index[sv])
-    return block.astype(np.float64) @ coef - rho
+    return kernel.block_float64(test_index, train_index[sv]) @ coef - rho
 
 
 def warmup() -> float:
@@ -565,8 +566,8 @@ def warmup() -> float:
     y = np.where(np.arange(24) % 2 == 0, 1.0, -1.0)
     for mode in ("cache", "shared", "gram"):
         km = KernelMatrix(X, 0.5, mode=mode, memory_budget=1 << 30)
-        first = solve(km, y, np.arange(24), 1.0, cache_mb=0.0)
-        solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, cache_mb=0.0)
+        first = solve(km, y, np.arange(24), 1.0, cache_mb=1e-3)
+        solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, cache_mb=1e-3)
         decision_values(km, y, np.arange(24), first.alpha, first.rho, np.arange(4))
     kernel_cross(km.X, km.sqnorm, km.X[:2], km.sqnorm[:2], km.gamma)
     return time.perf_counter() - t0
@@ -599,7 +600,7 @@ class SVMModel:
                 f"{self.support_vectors.shape[1]}"
             )
         K = kernel_cross(Xd, squared_norms(Xd), self.support_vectors, self._sv_sqnorm, self.gamma)
-        return K.astype(np.float64) @ self.dual_coef - self.rho
+        return K @ self.dual_coef - self.rho
 
     def predict(self, X) -> np.ndarray:
         return np.where(self.decision_function(X) > 0, 1, -1)
