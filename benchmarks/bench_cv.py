@@ -1,0 +1,120 @@
+"""k-fold CV end to end: LibSVM against cold and SIR in every kernel mode, same folds, same run.
+
+Each configuration runs in a fresh subprocess, so that its thread counts are set before numba
+and LibSVM load and its peak memory is its own. Short configurations repeat and report the
+median. Ratios are taken between configurations of the same invocation, never across runs.
+
+    python benchmarks/bench_cv.py                         # the full matrix (hours on 2 cores)
+    python benchmarks/bench_cv.py --cases heart:10 madelon:100 adult@10000:10 --threads 1
+
+Prints a table and writes results/bench/cv.csv (the mirror: ALPHASEED_DATA_MIRROR or config).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+MODES = ("cache", "shared", "gram", "auto")
+# dataset[@subsample]:k
+FULL = ["heart:10", "heart:100", "madelon:10", "madelon:100", "adult@10000:10", "adult:10",
+        "webdata:10"]
+# A configuration faster than this (seconds) is repeated and its median reported.
+SHORT_RUN = 20.0
+
+
+def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str) -> dict:
+    """Runs inside the child process: one cross-validation, reported as a JSON line."""
+    from alphaseed.config import load_config
+    from alphaseed.cv import cross_validate
+    from alphaseed.data import load_dataset
+    from alphaseed.folds import stratified_subsample
+
+    config = load_config(ROOT / "config.yaml")
+    entry = config["datasets"][dataset]
+    X, y = load_dataset(dataset, config)
+    if subsample:
+        keep = stratified_subsample(y, subsample, config["seed"])
+        X, y = X[keep], y[keep]
+    result = cross_validate(X, y, entry["C"], entry["gamma"], k, method,
+                            seed=config["seed"], kernel_mode=mode)
+    return {"seconds": result.seconds, "iterations": result.iterations,
+            "accuracy": result.accuracy, "kernel_seconds": result.seconds_kernel,
+            "kernel_mode": result.kernel_mode,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def measure(args, dataset, subsample, k, method, mode, threads) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), NUMBA_NUM_THREADS=str(threads))
+    cmd = [sys.executable, __file__, "--one", dataset, str(subsample or 0), str(k), method, mode]
+    runs = []
+    while True:
+        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+        runs.append(json.loads(out.strip().splitlines()[-1]))
+        if runs[-1]["seconds"] > SHORT_RUN or len(runs) >= args.repeats:
+            break
+    row = pd.DataFrame(runs).median(numeric_only=True).to_dict()
+    row.update(dataset=dataset if not subsample else f"{dataset}[{subsample}]", k=k,
+               method=method, mode=runs[0]["kernel_mode"], requested_mode=mode,
+               threads=threads, runs=len(runs))
+    print(f"  {row['dataset']:>14} k={k:<4} {method:>6} {mode:>6} threads={threads} "
+          f"{row['seconds']:9.2f}s  iters={int(row['iterations'])}", file=sys.stderr, flush=True)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", default=FULL, metavar="DATASET[@M]:K",
+                        help="datasets (with an optional stratified sample size) and k")
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    parser.add_argument("--repeats", type=int, default=3, help="runs of a short configuration")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, os.cpu_count()])
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "cv.csv")
+    parser.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        dataset, subsample, k, method, mode = args.one
+        print(json.dumps(run_one(dataset, int(subsample) or None, int(k), method, mode)))
+        return
+
+    rows = []
+    for case in args.cases:
+        name, k = case.split(":")
+        dataset, _, subsample = name.partition("@")
+        subsample, k = int(subsample) if subsample else None, int(k)
+        for threads in sorted(set(args.threads)):
+            rows.append(measure(args, dataset, subsample, k, "libsvm", "cache", threads))
+            for mode in args.modes:
+                for method in ("cold", "sir"):
+                    rows.append(measure(args, dataset, subsample, k, method, mode, threads))
+    table = pd.DataFrame(rows)
+    key = ["dataset", "k", "threads"]
+    libsvm = table[table.method == "libsvm"].set_index(key)["seconds"]
+    table["vs_libsvm"] = table.apply(lambda r: libsvm[tuple(r[key])] / r["seconds"], axis=1)
+    cold = table[table.method == "cold"].set_index(key + ["requested_mode"])["seconds"]
+    table["vs_cold_same_mode"] = table.apply(
+        lambda r: cold[tuple(r[key + ["requested_mode"]])] / r["seconds"]
+        if r["method"] != "libsvm" else float("nan"), axis=1)
+    columns = ["dataset", "k", "threads", "method", "requested_mode", "mode", "seconds",
+               "vs_libsvm", "vs_cold_same_mode", "iterations", "accuracy", "kernel_seconds",
+               "peak_mb", "runs"]
+    table = table[columns]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    partial = args.out.with_suffix(".csv.partial")
+    table.to_csv(partial, index=False)
+    partial.replace(args.out)
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(f"\nwritten to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
