@@ -163,13 +163,16 @@ def test_ato_path_ends_at_the_next_optimum(small_problem):
     assert warm.iterations <= cold.iterations // 4
 
 
-def test_ato_iterative_solver_and_uncached_columns_give_the_same_seed(small_problem, monkeypatch):
+@pytest.mark.parametrize("dense_max, cache_bytes", [(10**9, 2 << 30), (0, 2 << 30), (0, 0)])
+def test_ato_iterative_solver_and_uncached_columns_give_the_same_seed(small_problem, monkeypatch,
+                                                                      dense_max, cache_bytes):
     kernel, y, C, order = small_problem
     prev = solve(kernel, y, training_set(order, 2), C)
     ctx = kfold_context(kernel, y, C, order, 3, prev)
     dense = SEEDERS["ato"](ctx)
-    monkeypatch.setattr(ato, "DENSE_MAX_FREE", 0)
-    monkeypatch.setattr(ato, "COLUMN_CACHE_BYTES", 0)
+    monkeypatch.setattr(ato, "DIRECT_MAX_FREE", 0)
+    monkeypatch.setattr(ato, "DENSE_MAX_FREE", dense_max)
+    monkeypatch.setattr(ato, "COLUMN_CACHE_BYTES", cache_bytes)
     iterative = SEEDERS["ato"](ctx)
     assert_feasible(iterative, y[ctx.next_index], C)
     np.testing.assert_allclose(iterative, dense, atol=1e-6 * C)
