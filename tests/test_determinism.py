@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from alphaseed.cv import cross_validate
@@ -48,3 +50,32 @@ def test_another_seed_gives_other_folds(real_dataset):
     X, y = real_dataset("heart")
     assert run_record(X, y, "cold", 10, seed=3)["folds_sha256"] != \
         run_record(X, y, "cold", 10, seed=4)["folds_sha256"]
+
+
+REPO = Path(__file__).resolve().parents[1]
+PIPELINE_JOBS = ["heart/k10/sir-cache.json", "heart/k10/mir-cache.json", "madelon/k10/sir-auto.json",
+                 "adult/k3/libsvm.json"]
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("job", PIPELINE_JOBS)
+def test_a_pipeline_job_run_again_gives_the_same_record(job, tmp_path):
+    """Rerun a job of the CI profile (which .ci/run executes first) and compare the records."""
+    from alphaseed.cli import main
+    from alphaseed.records import read_run_record
+
+    path = REPO / "results" / "ci" / "runs" / job
+    if not path.exists():
+        pytest.skip(f"{path.relative_to(REPO)} is missing: run `make results PROFILE=ci` first")
+    first = read_run_record(path)
+    params = first["params"]
+    arguments = ["cv", "--dataset", first["dataset"], "--k", str(first["k"]), "--method", first["method"],
+                 "--seed", str(params["seed"]), "--kernel-mode", first["kernel_mode"],
+                 "--out", str(tmp_path / "again.json")]
+    if params.get("subsample"):
+        arguments += ["--subsample", str(params["subsample"])]
+    assert main(arguments) == 0
+    again = read_run_record(tmp_path / "again.json")
+    for record in (first, again):
+        del record["provenance"]
+    assert without_timings(again) == without_timings(first)
