@@ -297,19 +297,18 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
             diff = alpha[i] - alpha[j]
             alpha[i] += delta
             alpha[j] += delta
+            # LibSVM's two clipping tests, in its order; with one C both branch on diff > 0.
             if diff > 0.0:
                 if alpha[j] < 0.0:
                     alpha[j] = 0.0
                     alpha[i] = diff
-            else:
-                if alpha[i] < 0.0:
-                    alpha[i] = 0.0
-                    alpha[j] = -diff
-            if diff > 0.0:  # C_i - C_j == 0 with a single C
                 if alpha[i] > C:
                     alpha[i] = C
                     alpha[j] = C - diff
             else:
+                if alpha[i] < 0.0:
+                    alpha[i] = 0.0
+                    alpha[j] = -diff
                 if alpha[j] > C:
                     alpha[j] = C
                     alpha[i] = C + diff
@@ -325,15 +324,13 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
                 if alpha[i] > C:
                     alpha[i] = C
                     alpha[j] = total - C
-            else:
-                if alpha[j] < 0.0:
-                    alpha[j] = 0.0
-                    alpha[i] = total
-            if total > C:
                 if alpha[j] > C:
                     alpha[j] = C
                     alpha[i] = total - C
             else:
+                if alpha[j] < 0.0:
+                    alpha[j] = 0.0
+                    alpha[i] = total
                 if alpha[i] < 0.0:
                     alpha[i] = 0.0
                     alpha[j] = total
