@@ -112,7 +112,7 @@ def nested(**levels):
         # URLs: https or http only, ending in a plain file name
         (nested(datasets={"heart": {"url": "ftp://ftp.example.org/heart"}}), "datasets.heart.url"),
         (nested(datasets={"heart": {"url": "file:///etc/passwd"}}), "datasets.heart.url"),
-        (nested(datasets={"heart": {"url": "/work/shared/datasets/heart.xz"}}), "datasets.heart.url"),
+        (nested(datasets={"heart": {"url": "/srv/data/heart.xz"}}), "datasets.heart.url"),
         (nested(datasets={"heart": {"url": "javascript:alert(1)"}}), "datasets.heart.url"),
         (nested(datasets={"heart": {"url": "https://example.org/data/.."}}), "datasets.heart.url"),
         (nested(datasets={"heart": {"url": "https://example.org/"}}), "datasets.heart.url"),

@@ -100,20 +100,29 @@ def _swap_index(i, j, gidx, y, alpha, status, G, G_bar, perm, cache):
 
 
 @njit(cache=True)
+def _in_up(y, status):
+    """Whether alpha may move in the direction that raises y * alpha (LibSVM's I_up)."""
+    return status != UPPER if y > 0 else status != LOWER
+
+
+@njit(cache=True)
+def _in_low(y, status):
+    """Whether alpha may move in the direction that lowers y * alpha (LibSVM's I_low)."""
+    return status != LOWER if y > 0 else status != UPPER
+
+
+# LibSVM writes each loop below twice, once per label; multiplying by y = +-1 is exact, so
+# one loop over y * G gives the same values, comparisons and ties.
+@njit(cache=True)
 def _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache, source):
     """(i, j) of LibSVM's second-order selection, or (-1, -1) when the gap is below eps."""
     gmax = -INF
     gmax2 = -INF
     gmax_idx = -1
     for t in range(active):
-        if y[t] > 0:
-            if status[t] != UPPER and -G[t] >= gmax:
-                gmax = -G[t]
-                gmax_idx = t
-        else:
-            if status[t] != LOWER and G[t] >= gmax:
-                gmax = G[t]
-                gmax_idx = t
+        if _in_up(y[t], status[t]) and -y[t] * G[t] >= gmax:
+            gmax = -y[t] * G[t]
+            gmax_idx = t
     i = gmax_idx
     qi = cache[0][0]
     if i != -1:
@@ -121,32 +130,19 @@ def _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache
     gmin_idx = -1
     obj_diff_min = INF
     for j in range(active):
-        if y[j] > 0:
-            if status[j] != LOWER:
-                grad_diff = gmax + G[j]
-                if G[j] >= gmax2:
-                    gmax2 = G[j]
-                if grad_diff > 0.0:
-                    quad = 2.0 - 2.0 * y[i] * qi[j]
-                    if quad <= 0.0:
-                        quad = TAU
-                    obj_diff = -(grad_diff * grad_diff) / quad
-                    if obj_diff <= obj_diff_min:
-                        gmin_idx = j
-                        obj_diff_min = obj_diff
-        else:
-            if status[j] != UPPER:
-                grad_diff = gmax - G[j]
-                if -G[j] >= gmax2:
-                    gmax2 = -G[j]
-                if grad_diff > 0.0:
-                    quad = 2.0 + 2.0 * y[i] * qi[j]
-                    if quad <= 0.0:
-                        quad = TAU
-                    obj_diff = -(grad_diff * grad_diff) / quad
-                    if obj_diff <= obj_diff_min:
-                        gmin_idx = j
-                        obj_diff_min = obj_diff
+        if _in_low(y[j], status[j]):
+            yg = y[j] * G[j]
+            grad_diff = gmax + yg
+            if yg >= gmax2:
+                gmax2 = yg
+            if grad_diff > 0.0:
+                quad = 2.0 - 2.0 * y[i] * y[j] * qi[j]
+                if quad <= 0.0:
+                    quad = TAU
+                obj_diff = -(grad_diff * grad_diff) / quad
+                if obj_diff <= obj_diff_min:
+                    gmin_idx = j
+                    obj_diff_min = obj_diff
     if gmax + gmax2 < eps or gmin_idx == -1:
         return -1, -1
     return gmax_idx, gmin_idx
@@ -246,16 +242,11 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
                 gmax1 = -INF
                 gmax2 = -INF
                 for t in range(active):
-                    if y[t] > 0:
-                        if status[t] != UPPER and -G[t] >= gmax1:
-                            gmax1 = -G[t]
-                        if status[t] != LOWER and G[t] >= gmax2:
-                            gmax2 = G[t]
-                    else:
-                        if status[t] != UPPER and -G[t] >= gmax2:
-                            gmax2 = -G[t]
-                        if status[t] != LOWER and G[t] >= gmax1:
-                            gmax1 = G[t]
+                    yg = y[t] * G[t]
+                    if _in_up(y[t], status[t]) and -yg >= gmax1:
+                        gmax1 = -yg
+                    if _in_low(y[t], status[t]) and yg >= gmax2:
+                        gmax2 = yg
                 if not unshrunk and gmax1 + gmax2 <= eps * 10.0:
                     unshrunk = True
                     _reconstruct_gradient(
