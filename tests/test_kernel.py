@@ -2,10 +2,13 @@
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from sklearn.metrics.pairwise import rbf_kernel
 
 from alphaseed.errors import SolverInputError
 from alphaseed.kernel import KernelMatrix, gram_bytes, memory_mb, resolve_mode
+from alphaseed.kernel_cache import cache_swap, get_q, new_cache
 from alphaseed.smo import solve
 
 MODES = ("cache", "shared", "gram")
@@ -66,3 +69,35 @@ def test_memory_request_follows_the_mode():
     big = 64 << 30
     assert memory_mb(32561, 123, "gram", memory_budget=big) > gram_bytes(32561) / 2**20
     assert memory_mb(32561, 123, "cache", memory_budget=big) < 1200
+
+
+CACHE_OPERATIONS = st.lists(
+    st.one_of(st.tuples(st.just("get"), st.integers(0, 29), st.integers(1, 30)),
+              st.tuples(st.just("swap"), st.integers(0, 29), st.integers(0, 29))),
+    max_size=60)
+
+
+@given(operations=CACHE_OPERATIONS, budget_rows=st.integers(1, 40),
+       mode=st.sampled_from(MODES))
+@settings(max_examples=150, deadline=None)
+@example(operations=[("get", 3, 30), ("get", 4, 30), ("swap", 3, 3), ("swap", 3, 4)],
+         budget_rows=1, mode="cache")
+def test_the_row_cache_serves_exact_rows_within_its_budget(operations, budget_rows, mode):
+    """Any mix of row requests of any length and shrinking's swaps, under any budget."""
+    l = 30
+    X = np.random.default_rng(1).normal(size=(l, 3))
+    km = KernelMatrix(X, 0.3, mode=mode, memory_budget=1 << 30)
+    gidx = np.arange(l)
+    y = np.where(np.arange(l) % 3 == 0, 1.0, -1.0)
+    Q = (y[:, None] * y[None, :] * km.block_float64(gidx, gidx)).astype(np.float32)
+    budget_values = max(budget_rows * 10, 2 * l)  # LibSVM's floor: two full rows
+    cache = new_cache(l, 4 * budget_rows * 10)
+    for op, a, b in operations:
+        if op == "swap":
+            cache_swap(cache, a, b)
+            gidx[[a, b]] = gidx[[b, a]]
+            y[[a, b]] = y[[b, a]]
+            continue
+        row = get_q(a, b, km.X, km.sqnorm, km.gamma, gidx, y, cache, km.source)
+        np.testing.assert_array_equal(row[:b], Q[gidx[a]][gidx[:b]])
+        assert sum(r.size for r in cache[0]) <= budget_values

@@ -187,7 +187,7 @@ def test_a_carried_gradient_equals_the_one_built_from_scratch():
     carried = carry_gradient(km, y, before, prev, after, alpha, C)
     assert carried is not None
     scratch = init_gradient(km.X, km.sqnorm, km.gamma, after, y[after], alpha, C,
-                            new_cache(after.size, after.size, 1 << 20), km.source)
+                            new_cache(after.size, 1 << 20), km.source)
     np.testing.assert_allclose(carried[0], scratch[0], atol=1e-9)
     np.testing.assert_allclose(carried[1], scratch[1], atol=1e-9)
     warm = solve(km, y, after, C=C, alpha0=alpha, gradient0=carried)

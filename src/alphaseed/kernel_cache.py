@@ -1,7 +1,10 @@
 """LRU caches of kernel rows, and where their values come from.
 
 The solver keeps, per training run, an LRU cache of rows of Q (Q_ij = y_i y_j K_ij) addressed
-by solver position, as LibSVM does. A missing row is filled from the kernel's *row source*:
+by solver position, as LibSVM's ``Cache`` does: each row is allocated as long as it was last
+requested (shrinking makes requests shorter), and the budget counts the values allocated, so
+the same budget holds as many rows as LibSVM's. A missing part of a row is filled from the
+kernel's *row source*:
 
 - ``COMPUTE``: evaluate K directly (the LibSVM-like ``cache`` mode);
 - ``GRAM``: gather from the full n x n float32 kernel matrix (``gram`` mode);
@@ -11,16 +14,17 @@ by solver position, as LibSVM does. A missing row is filled from the kernel's *r
 
 Every source stores float32(kernel_value(...)), so a value never depends on the mode.
 
-A cache is a tuple ``(data[slots, width] float32, slot_of_key, key_of_slot, valid_len, prev,
-next, used)``. The LRU list is circular with a sentinel at index ``slots``: ``next[sentinel]``
-is the least recently used slot, ``prev[sentinel]`` the most recently used. Rows have room for
-``width`` values but hold only the prefix computed so far (``valid_len``).
+A cache is a tuple ``(rows, valid_len, prev, next, free)``: ``rows[key]`` is the key's float32
+row (empty when not cached), of which the first ``valid_len[key]`` values are computed; the
+LRU list is circular with a sentinel at index ``keys``: ``next[sentinel]`` is the least
+recently used key; ``free[0]`` is the budget left, in values.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+from numba.typed import List
 
 from .gaussian import kernel_value
 
@@ -29,34 +33,37 @@ COMPUTE, GRAM, SHARED = 0, 1, 2
 PARALLEL_ROW_WORK = 1 << 16
 
 
-def new_cache(keys: int, width: int, budget_bytes: float):
-    """An empty cache for ``keys`` rows of ``width`` float32 values within ``budget_bytes``."""
-    slots = int(budget_bytes // (4 * max(width, 1)))
-    slots = max(min(2, keys), min(keys, slots))
-    data = np.empty((slots, width), dtype=np.float32)
-    slot_of_key = np.full(keys, -1, dtype=np.int64)
-    key_of_slot = np.full(slots, -1, dtype=np.int64)
-    valid_len = np.zeros(slots, dtype=np.int64)
-    prev = np.empty(slots + 1, dtype=np.int64)
-    nxt = np.empty(slots + 1, dtype=np.int64)
-    prev[slots] = slots
-    nxt[slots] = slots
-    used = np.zeros(1, dtype=np.int64)
-    return data, slot_of_key, key_of_slot, valid_len, prev, nxt, used
+@njit(cache=True)
+def _empty_rows(keys):
+    rows = List()
+    for _ in range(keys):
+        rows.append(np.empty(0, dtype=np.float32))
+    return rows
+
+
+def new_cache(keys: int, budget_bytes: float):
+    """An empty cache for ``keys`` rows of up to ``keys`` values within ``budget_bytes``.
+
+    Like LibSVM, the budget is raised to two full rows, so a working pair always fits.
+    """
+    free = np.array([max(int(budget_bytes // 4), 2 * keys)], dtype=np.int64)
+    prev = np.full(keys + 1, keys, dtype=np.int64)
+    nxt = np.full(keys + 1, keys, dtype=np.int64)
+    return _empty_rows(keys), np.zeros(keys, dtype=np.int64), prev, nxt, free
 
 
 def compute_source():
     """The row source of the ``cache`` mode (the unused members keep one compiled signature)."""
-    return (COMPUTE, np.empty((0, 0), np.float32), new_cache(0, 0, 0), np.empty(0, np.int64),
+    return (COMPUTE, np.empty((0, 0), np.float32), new_cache(0, 0), np.empty(0, np.int64),
             np.empty(0))
 
 
 def gram_source(gram):
-    return (GRAM, gram, new_cache(0, 0, 0), np.empty(0, np.int64), np.empty(0))
+    return (GRAM, gram, new_cache(0, 0), np.empty(0, np.int64), np.empty(0))
 
 
 def shared_source(n: int, budget_bytes: float):
-    return (SHARED, np.empty((0, 0), np.float32), new_cache(n, n, budget_bytes),
+    return (SHARED, np.empty((0, 0), np.float32), new_cache(n, budget_bytes),
             np.arange(n, dtype=np.int64), np.ones(n))
 
 
@@ -76,26 +83,32 @@ def _lru_push_mru(prev, nxt, s):
 
 
 @njit(cache=True)
-def _acquire(cache, key):
-    """The slot holding ``key``'s row, now most recently used; a new slot has no valid values."""
-    data, slot_of_key, key_of_slot, valid_len, prev, nxt, used = cache
-    slots = data.shape[0]
-    s = slot_of_key[key]
-    if s >= 0:
-        _lru_unlink(prev, nxt, s)
-    else:
-        if used[0] < slots:
-            s = used[0]
-            used[0] += 1
-        else:
-            s = nxt[slots]
-            _lru_unlink(prev, nxt, s)
-            slot_of_key[key_of_slot[s]] = -1
-        slot_of_key[key] = s
-        key_of_slot[s] = key
-        valid_len[s] = 0
-    _lru_push_mru(prev, nxt, s)
-    return s
+def _acquire(cache, key, length):
+    """``key``'s row, now most recently used and allocated for at least ``length`` values.
+
+    A row too short is reallocated (keeping its computed prefix) after evicting least recently
+    used rows until the budget allows it, as LibSVM's ``Cache::get_data`` does.
+    """
+    rows, valid_len, prev, nxt, free = cache
+    sentinel = prev.shape[0] - 1
+    row = rows[key]
+    if row.size > 0:
+        _lru_unlink(prev, nxt, key)
+    if row.size < length:
+        more = length - row.size
+        while free[0] < more and nxt[sentinel] != sentinel:
+            old = nxt[sentinel]
+            _lru_unlink(prev, nxt, old)
+            free[0] += rows[old].size
+            rows[old] = np.empty(0, dtype=np.float32)
+            valid_len[old] = 0
+        grown = np.empty(length, dtype=np.float32)
+        grown[:valid_len[key]] = row[:valid_len[key]]
+        rows[key] = grown
+        free[0] -= more
+        row = grown
+    _lru_push_mru(prev, nxt, key)
+    return row
 
 
 @njit(cache=True)
@@ -124,23 +137,23 @@ def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop):
 
 @njit(cache=True)
 def global_row(g, X, sqnorm, gamma, source):
-    """Slot of the shared cache whose row holds K[g, :] over all instances."""
+    """The shared cache's row K[g, :] over all instances."""
     shared = source[2]
     n = shared[1].shape[0]
-    s = _acquire(shared, g)
-    if shared[3][s] < n:
-        _compute(shared[0][s], X, sqnorm, gamma, source[3], source[4], g, 0, n)
-        shared[3][s] = n
-    return s
+    row = _acquire(shared, g, n)
+    if shared[1][g] < n:
+        _compute(row, X, sqnorm, gamma, source[3], source[4], g, 0, n)
+        shared[1][g] = n
+    return row
 
 
 @njit(cache=True)
 def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
-    """Slot of ``cache`` whose row holds Q[p, 0:length] (filling the missing tail)."""
-    s = _acquire(cache, p)
-    start = cache[3][s]
+    """Row p of Q in ``cache``, its first ``length`` values computed (filling the missing tail)."""
+    out = _acquire(cache, p, length)
+    valid_len = cache[1]
+    start = valid_len[p]
     if start < length:
-        out = cache[0][s]
         mode = source[0]
         if mode == GRAM:
             row = source[1][gidx[p]]
@@ -148,48 +161,60 @@ def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
             for c in range(start, length):
                 out[c] = np.float32(yp * y[c]) * row[gidx[c]]
         elif mode == SHARED:
-            row = source[2][0][global_row(gidx[p], X, sqnorm, gamma, source)]
+            row = global_row(gidx[p], X, sqnorm, gamma, source)
             yp = y[p]
             for c in range(start, length):
                 out[c] = np.float32(yp * y[c]) * row[gidx[c]]
         else:
             _compute(out, X, sqnorm, gamma, gidx, y, p, start, length)
-        cache[3][s] = length
-    return s
+        valid_len[p] = length
+    return out
 
 
 @njit(cache=True)
 def cache_swap(cache, i, j):
-    """Exchange the keys i and j, as LibSVM's Cache::swap_index does for shrinking."""
-    data, slot_of_key, key_of_slot, valid_len, prev, nxt, used = cache
-    si = slot_of_key[i]
-    sj = slot_of_key[j]
-    slot_of_key[i] = sj
-    slot_of_key[j] = si
-    if sj >= 0:
-        key_of_slot[sj] = i
-    if si >= 0:
-        key_of_slot[si] = j
+    """Exchange the keys i and j, as LibSVM's ``Cache::swap_index`` does for shrinking."""
+    if i == j:
+        return
+    rows, valid_len, prev, nxt, free = cache
+    sentinel = prev.shape[0] - 1
+    if rows[i].size > 0:
+        _lru_unlink(prev, nxt, i)
+    if rows[j].size > 0:
+        _lru_unlink(prev, nxt, j)
+    row_i = rows[i]
+    rows[i] = rows[j]
+    rows[j] = row_i
+    len_i = valid_len[i]
+    valid_len[i] = valid_len[j]
+    valid_len[j] = len_i
+    # Re-inserted as most recently used, as LibSVM does: it keeps eviction order the same.
+    if rows[i].size > 0:
+        _lru_push_mru(prev, nxt, i)
+    if rows[j].size > 0:
+        _lru_push_mru(prev, nxt, j)
     lo = min(i, j)
     hi = max(i, j)
-    for s in range(used[0]):
-        if valid_len[s] > hi:
-            tmp = data[s, lo]
-            data[s, lo] = data[s, hi]
-            data[s, hi] = tmp
-        elif valid_len[s] > lo:
+    key = nxt[sentinel]
+    while key != sentinel:
+        if valid_len[key] > hi:
+            row = rows[key]
+            tmp = row[lo]
+            row[lo] = row[hi]
+            row[hi] = tmp
+        elif valid_len[key] > lo:
             # Column hi was never computed for this row, so the swapped-in value is unknown:
             # keep the prefix that is still valid (LibSVM drops the whole row here).
-            valid_len[s] = lo
+            valid_len[key] = lo
+        key = nxt[key]
 
 
 @njit(cache=True)
 def shared_block(X, sqnorm, gamma, source, rows, cols):
     """K[rows][:, cols] read through the shared cache (computing missing rows once)."""
     out = np.empty((rows.shape[0], cols.shape[0]), dtype=np.float32)
-    data = source[2][0]
     for a in range(rows.shape[0]):
-        row = data[global_row(rows[a], X, sqnorm, gamma, source)]
+        row = global_row(rows[a], X, sqnorm, gamma, source)
         for b in range(cols.shape[0]):
             out[a, b] = row[cols[b]]
     return out

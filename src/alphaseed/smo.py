@@ -6,10 +6,9 @@ curvature; ties go to the later index, as LibSVM's ``>=`` and ``<=`` do), same s
 falls below 10 eps), same stopping rule, rho and objective, and the same iteration count, so
 iterations and accuracies can be compared with LibSVM's one for one.
 
-The one deliberate difference is the kernel cache: LibSVM packs rows of varying length into
-its budget; here every cached row has room for l values (a row still holds only the prefix
-computed so far), so the same budget holds fewer rows once shrinking shortens them. That
-changes how often a kernel row is recomputed, never a value or an iteration.
+The kernel row cache is LibSVM's too (``kernel_cache``): rows as long as last requested,
+least recently used evicted first, the budget counted in values, so a 100 MB cache holds the
+rows LibSVM's holds.
 
 A warm start (``alpha0``) builds the initial gradient from the nonzero alphas, as LibSVM's
 ``Solve`` does; the seeders of ``alphaseed.seeding`` produce such starts.
@@ -67,16 +66,15 @@ def init_gradient(X, sqnorm, gamma, gidx, y, alpha, C, cache, source):
     l = alpha.shape[0]
     G = np.full(l, -1.0)
     G_bar = np.zeros(l)
-    data = cache[0]
     for i in range(l):
         if alpha[i] > 0.0:
-            s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
+            q = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
             a = alpha[i]
             for j in range(l):
-                G[j] += a * data[s, j]
+                G[j] += a * q[j]
             if alpha[i] >= C:
                 for j in range(l):
-                    G_bar[j] += C * data[s, j]
+                    G_bar[j] += C * q[j]
     return G, G_bar
 
 
@@ -124,9 +122,9 @@ def _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache
             gmax = -y[t] * G[t]
             gmax_idx = t
     i = gmax_idx
-    qi = cache[0][0]
-    if i != -1:
-        qi = cache[0][get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)]
+    if i == -1:
+        return -1, -1
+    qi = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
     gmin_idx = -1
     obj_diff_min = INF
     for j in range(active):
@@ -154,7 +152,6 @@ def _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G
     l = alpha.shape[0]
     if active == l:
         return
-    data = cache[0]
     for j in range(active, l):
         G[j] = G_bar[j] - 1.0
     n_free = 0
@@ -164,17 +161,17 @@ def _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G
     # Walk whichever side needs fewer kernel evaluations, as LibSVM does.
     if n_free * l > 2 * active * (l - active):
         for i in range(active, l):
-            s = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
+            q = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
             for j in range(active):
                 if status[j] == FREE:
-                    G[i] += alpha[j] * data[s, j]
+                    G[i] += alpha[j] * q[j]
     else:
         for i in range(active):
             if status[i] == FREE:
-                s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
+                q = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
                 a = alpha[i]
                 for j in range(active, l):
-                    G[j] += a * data[s, j]
+                    G[j] += a * q[j]
 
 
 @njit(cache=True)
@@ -225,7 +222,6 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
     the instance now at position p.
     """
     l = alpha.shape[0]
-    data = cache[0]
     status = np.empty(l, dtype=np.int8)
     for t in range(l):
         status[t] = _status(alpha[t], C)
@@ -275,9 +271,9 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
             counter = 1
         it += 1
 
-        si = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
-        sj = get_q(j, active, X, sqnorm, gamma, gidx, y, cache, source)
-        qij = data[si, j]
+        qi = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
+        qj = get_q(j, active, X, sqnorm, gamma, gidx, y, cache, source)
+        qij = qi[j]
         old_ai = alpha[i]
         old_aj = alpha[j]
         if y[i] != y[j]:
@@ -329,22 +325,22 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
         dai = alpha[i] - old_ai
         daj = alpha[j] - old_aj
         for t in range(active):
-            G[t] += data[si, t] * dai + data[sj, t] * daj
+            G[t] += qi[t] * dai + qj[t] * daj
 
         ui = status[i] == UPPER
         uj = status[j] == UPPER
         status[i] = _status(alpha[i], C)
         status[j] = _status(alpha[j], C)
         if ui != (status[i] == UPPER):
-            s = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
+            q = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
             sign = -C if ui else C
             for t in range(l):
-                G_bar[t] += sign * data[s, t]
+                G_bar[t] += sign * q[t]
         if uj != (status[j] == UPPER):
-            s = get_q(j, l, X, sqnorm, gamma, gidx, y, cache, source)
+            q = get_q(j, l, X, sqnorm, gamma, gidx, y, cache, source)
             sign = -C if uj else C
             for t in range(l):
-                G_bar[t] += sign * data[s, t]
+                G_bar[t] += sign * q[t]
 
     cap_hit = it >= max_iter
     if cap_hit and active < l:
@@ -440,7 +436,7 @@ def solve(
     gidx = index[order]
     y_inner = y_train[order]
     alpha = alpha[order]
-    cache = new_cache(l, l, cache_mb * (1 << 20))
+    cache = new_cache(l, cache_mb * (1 << 20))
     source = kernel.source
 
     t0 = time.perf_counter()
