@@ -7,6 +7,14 @@ from hypothesis import strategies as st
 from sklearn.metrics.pairwise import rbf_kernel
 
 from alphaseed.errors import SolverInputError
+from alphaseed import gaussian
+from alphaseed.gaussian import (
+    blas_dots_are_exact,
+    gram_matrix,
+    kernel_block,
+    kernel_cross_times,
+    squared_norms,
+)
 from alphaseed.kernel import KernelMatrix, gram_bytes, memory_mb, resolve_mode
 from alphaseed.kernel_cache import cache_swap, get_q, new_cache
 from alphaseed.smo import solve
@@ -89,7 +97,7 @@ def test_the_row_cache_serves_exact_rows_within_its_budget(operations, budget_ro
     km = KernelMatrix(X, 0.3, mode=mode, memory_budget=1 << 30)
     gidx = np.arange(l)
     y = np.where(np.arange(l) % 3 == 0, 1.0, -1.0)
-    Q = (y[:, None] * y[None, :] * km.block_float64(gidx, gidx)).astype(np.float32)
+    Q = y[:, None] * y[None, :] * km.block(gidx, gidx)
     budget_values = max(budget_rows * 10, 2 * l)  # LibSVM's floor: two full rows
     cache = new_cache(l, 4 * budget_rows * 10)
     for op, a, b in operations:
@@ -101,3 +109,37 @@ def test_the_row_cache_serves_exact_rows_within_its_budget(operations, budget_ro
         row = get_q(a, b, km.X, km.sqnorm, km.gamma, gidx, y, cache, km.source)
         np.testing.assert_array_equal(row[:b], Q[gidx[a]][gidx[:b]])
         assert sum(r.size for r in cache[0]) <= budget_values
+
+
+def test_blas_dots_are_used_only_where_they_are_exact():
+    assert blas_dots_are_exact(np.array([[0.0, 1.0], [3.0, -7.0]]))
+    assert not blas_dots_are_exact(np.array([[0.5, 1.0]]))
+    assert not blas_dots_are_exact(np.array([[2.0**27, 0.0]]))  # a squared norm of 2**54
+
+
+def test_integer_features_give_the_same_kernel_by_blas_and_one_dot_at_a_time(monkeypatch):
+    """Madelon-like raw integers: the GEMM path must reproduce the values bit for bit."""
+    monkeypatch.setattr(gaussian, "DOT_BLOCK_BYTES", 8 * 700 * 64)  # blocks of 64 rows
+    X = np.random.default_rng(5).integers(0, 1000, size=(700, 60)).astype(np.float64)
+    sq = squared_norms(X)
+    gamma = 1e-6
+    by_blas = gram_matrix(X, sq, gamma, blas_dots=True)
+    one_at_a_time = gram_matrix(X, sq, gamma, blas_dots=False)
+    np.testing.assert_array_equal(by_blas, one_at_a_time)
+    np.testing.assert_array_equal(by_blas, kernel_block(X, sq, gamma, np.arange(700), np.arange(700)))
+    weights = np.random.default_rng(6).normal(size=(700, 2))
+    np.testing.assert_array_equal(
+        kernel_cross_times(X[:50], sq[:50], X, sq, gamma, weights, blas_dots=True),
+        kernel_cross_times(X[:50], sq[:50], X, sq, gamma, weights, blas_dots=False))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_kernel_times_weights_is_the_same_in_every_mode(problem, mode):
+    X, _ = problem
+    rows, cols = np.arange(0, 400, 3), np.arange(400)[::-2]
+    weights = np.random.default_rng(7).normal(size=(cols.size, 2))
+    km = KernelMatrix(X, 1e-4, mode=mode, memory_budget=1 << 30)
+    reference = KernelMatrix(X, 1e-4, mode="cache")
+    np.testing.assert_array_equal(km.times(rows, cols, weights), reference.times(rows, cols, weights))
+    np.testing.assert_allclose(km.times(rows, cols, weights[:, 0]),
+                               km.block(rows, cols).astype(np.float64) @ weights[:, 0], rtol=1e-12)

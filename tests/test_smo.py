@@ -193,3 +193,25 @@ def test_a_carried_gradient_equals_the_one_built_from_scratch():
     warm = solve(km, y, after, C=C, alpha0=alpha, gradient0=carried)
     cold = solve(km, y, after, C=C)
     assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
+
+
+def test_the_thread_count_changes_nothing():
+    """Above PARALLEL_ACTIVE the active-set loops run in one chunk per thread."""
+    from numba import get_num_threads, set_num_threads
+
+    from alphaseed.smo import PARALLEL_ACTIVE
+
+    X, y = blobs(n=PARALLEL_ACTIVE + 1000, seed=9, sep=0.2)
+    km = KernelMatrix(X, 0.5, mode="gram", memory_budget=2 << 30)
+    threads = get_num_threads()
+    runs = []
+    for count in sorted({1, threads, 2}):
+        set_num_threads(min(count, threads))
+        try:
+            runs.append(solve(km, y, np.arange(km.n), C=10.0))
+        finally:
+            set_num_threads(threads)
+    for run in runs[1:]:
+        assert run.iterations == runs[0].iterations
+        np.testing.assert_array_equal(run.alpha, runs[0].alpha)
+        assert run.rho == runs[0].rho

@@ -4,6 +4,11 @@ K(x, z) = exp(-gamma * ||x - z||^2) with ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x.z
 float64 (raw Madelon and MNIST values cancel catastrophically in float32), then stored as
 float32, as LibSVM's kernel cache stores them. The solver, the seeders and prediction all call
 the functions of this module, so a kernel value never differs between two of them.
+
+Dot products come from BLAS (a matrix product, threaded) only when that is exact: integer
+features whose products and partial sums stay below 2**53 (binary Adult and Webdata, Madelon,
+raw MNIST) give the same double in any summation order, so a GEMM there yields bit for bit the
+values one dot product at a time would. Other data take the one-at-a-time path.
 """
 
 from __future__ import annotations
@@ -13,6 +18,9 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from .errors import SolverInputError
+
+# Rows of dot products computed by one matrix product; bounds its float64 block to ~128 MB.
+DOT_BLOCK_BYTES = 128 << 20
 
 
 def dense_features(X) -> np.ndarray:
@@ -39,6 +47,20 @@ def squared_norms(X):
     return out
 
 
+def blas_dots_are_exact(*arrays: np.ndarray) -> bool:
+    """Whether every dot product between rows of these arrays is exact in any order.
+
+    Integer values make every product and partial sum an integer; each is bounded by
+    sum_f |x_f z_f| <= ||x|| ||z|| <= the largest squared norm, so below 2**53 all are exact.
+    """
+    largest = 0.0
+    for A in arrays:
+        if A.size and not np.array_equal(A, np.round(A)):
+            return False
+        largest = max(largest, float(np.max(squared_norms(A), initial=0.0)))
+    return largest < 2.0**53
+
+
 # Reassociation lets LLVM vectorise the dot product; it is the only relaxed step, and the same
 # compiled function serves every caller, so every caller sees identical kernel values.
 @njit(cache=True, fastmath={"reassoc", "contract"})
@@ -50,14 +72,19 @@ def row_dot(A, i, B, j):
 
 
 @njit(cache=True)
+def gaussian_from_dot(sq_a, sq_b, dot, gamma):
+    dist = sq_a + sq_b - 2.0 * dot
+    if dist < 0.0:
+        dist = 0.0
+    return np.exp(-gamma * dist)
+
+
+@njit(cache=True)
 def kernel_value(X, sqnorm, gamma, i, j):
     """K(x_i, x_j) in float64; callers round it to float32 when they store it."""
     if i == j:
         return 1.0
-    dist = sqnorm[i] + sqnorm[j] - 2.0 * row_dot(X, i, X, j)
-    if dist < 0.0:
-        dist = 0.0
-    return np.exp(-gamma * dist)
+    return gaussian_from_dot(sqnorm[i], sqnorm[j], row_dot(X, i, X, j), gamma)
 
 
 @njit(cache=True, parallel=True)
@@ -69,61 +96,96 @@ def fill_block(out, X, sqnorm, gamma, rows, cols):
             out[a, b] = kernel_value(X, sqnorm, gamma, i, cols[b])
 
 
-def kernel_block(X, sqnorm, gamma, rows, cols, dtype=np.float32):
-    """Matrix K[rows][:, cols] over instances of X given by global indices."""
-    out = np.empty((rows.shape[0], cols.shape[0]), dtype=dtype)
+def kernel_block(X, sqnorm, gamma, rows, cols):
+    """float32 matrix K[rows][:, cols] over instances of X given by global indices."""
+    out = np.empty((rows.shape[0], cols.shape[0]), dtype=np.float32)
     fill_block(out, X, sqnorm, gamma, rows, cols)
     return out
 
 
-# Tiles of the Gram matrix: a block of rows against a block of columns stays in cache.
-GRAM_TILE_ROWS = 32
+# Columns of a Gram tile: the rows of a block against this many columns stay in cache while
+# their mirror image below the diagonal is written.
 GRAM_TILE_COLS = 512
 
 
-@njit(cache=True)
-def _gram_tile_row(K, X, sqnorm, gamma, t):
-    """Rows of tile t against every column at or right of the diagonal, mirrored below it."""
+@njit(cache=True, parallel=True)
+def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots):
+    """K[i0:i1, j] for j >= i, mirrored below the diagonal; ``dots[a, j - i0]`` holds
+    x_{i0+a}.x_j when ``have_dots``, else each dot is computed here."""
     n = X.shape[0]
-    i0 = t * GRAM_TILE_ROWS
-    i1 = min(n, i0 + GRAM_TILE_ROWS)
-    for j0 in range(i0, n, GRAM_TILE_COLS):
+    for t in prange((n - i0 + GRAM_TILE_COLS - 1) // GRAM_TILE_COLS):
+        j0 = i0 + t * GRAM_TILE_COLS
         j1 = min(n, j0 + GRAM_TILE_COLS)
         for i in range(i0, i1):
             for j in range(max(i, j0), j1):
-                v = np.float32(kernel_value(X, sqnorm, gamma, i, j))
+                if i == j:
+                    v = np.float32(1.0)
+                elif have_dots:
+                    v = np.float32(gaussian_from_dot(sqnorm[i], sqnorm[j], dots[i - i0, j - i0],
+                                                     gamma))
+                else:
+                    v = np.float32(kernel_value(X, sqnorm, gamma, i, j))
                 K[i, j] = v
                 K[j, i] = v
 
 
-@njit(cache=True, parallel=True)
-def gram_matrix(X, sqnorm, gamma):
-    """The full float32 kernel matrix, each value computed once by kernel_value and mirrored."""
+def gram_matrix(X, sqnorm, gamma, blas_dots: bool):
+    """The full float32 kernel matrix in row blocks, each value computed once and mirrored.
+
+    With ``blas_dots`` (see ``blas_dots_are_exact``) a block's dot products come from one
+    matrix product; the values are the same either way.
+    """
     n = X.shape[0]
     K = np.empty((n, n), dtype=np.float32)
-    n_tiles = (n + GRAM_TILE_ROWS - 1) // GRAM_TILE_ROWS
-    # Tile t has a triangle of work shrinking with t: pairing t with n_tiles-1-t gives every
-    # parallel task the same amount.
-    for pair in prange((n_tiles + 1) // 2):
-        _gram_tile_row(K, X, sqnorm, gamma, pair)
-        other = n_tiles - 1 - pair
-        if other != pair:
-            _gram_tile_row(K, X, sqnorm, gamma, other)
+    block = max(1, min(n, DOT_BLOCK_BYTES // (8 * max(n, 1))))
+    no_dots = np.empty((0, 0))
+    for i0 in range(0, n, block):
+        i1 = min(n, i0 + block)
+        dots = X[i0:i1] @ X[i0:].T if blas_dots else no_dots
+        _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, blas_dots)
     return K
 
 
 @njit(cache=True, parallel=True)
-def kernel_cross(Xa, sqa, Xb, sqb, gamma):
-    """float64 matrix K(Xa[i], Xb[j]) between two separate feature arrays (prediction).
+def _cross_rows(out, Xa, sqa, Xb, sqb, gamma, have_dots):
+    """out[i, j] = K(Xa[i], Xb[j]) in float64; ``out`` holds the dot products when ``have_dots``."""
+    for i in prange(Xa.shape[0]):
+        for j in range(Xb.shape[0]):
+            dot = out[i, j] if have_dots else row_dot(Xa, i, Xb, j)
+            out[i, j] = gaussian_from_dot(sqa[i], sqb[j], dot, gamma)
+
+
+def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, blas_dots: bool) -> np.ndarray:
+    """K(Xa, Xb) @ weights with K in float64, in row slabs of bounded memory (prediction).
 
     Prediction keeps double precision, as LibSVM's svm_predict does: with K close to 1
     everywhere, float32 values would collapse every decision value onto -rho.
     """
-    out = np.empty((Xa.shape[0], Xb.shape[0]))
-    for i in prange(Xa.shape[0]):
-        for j in range(Xb.shape[0]):
-            dist = sqa[i] + sqb[j] - 2.0 * row_dot(Xa, i, Xb, j)
-            if dist < 0.0:
-                dist = 0.0
-            out[i, j] = np.exp(-gamma * dist)
+    out = np.zeros((Xa.shape[0],) + weights.shape[1:])
+    slab = max(1, DOT_BLOCK_BYTES // (8 * max(Xb.shape[0], 1)))
+    for start in range(0, Xa.shape[0], slab):
+        rows = slice(start, start + slab)
+        if blas_dots:
+            K = Xa[rows] @ Xb.T
+        else:
+            K = np.empty((Xa[rows].shape[0], Xb.shape[0]))
+        _cross_rows(K, Xa[rows], sqa[rows], Xb, sqb, gamma, blas_dots)
+        out[rows] = K @ weights
+    return out
+
+
+@njit(cache=True, parallel=True)
+def gathered_times(K, rows, cols, weights):
+    """K[rows][:, cols] @ weights accumulated in float64, each row summed in column order.
+
+    One summation order for every kernel mode (the Gram matrix, or a block read from a cache),
+    so carried gradients and seeds are identical across modes and thread counts.
+    """
+    out = np.zeros((rows.shape[0], weights.shape[1]))
+    for a in prange(rows.shape[0]):
+        row = K[rows[a]]
+        for b in range(cols.shape[0]):
+            v = np.float64(row[cols[b]])
+            for m in range(weights.shape[1]):
+                out[a, m] += v * weights[b, m]
     return out

@@ -12,8 +12,9 @@ round. ``KernelMatrix`` offers four modes:
 
 All modes store float32(kernel_value(...)) computed by the same compiled function, so
 iterations, predictions and accuracy are identical across modes; only time and memory differ.
-The Gram matrix is computed by that function rather than by a BLAS product because a GEMM
-would round the dot products differently and break that identity.
+The Gram matrix takes its dot products from a BLAS matrix product only where that is exact
+(integer features, see ``gaussian``): elsewhere a GEMM would round them differently and break
+that identity.
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ import psutil
 
 from .errors import SolverInputError
 from .gaussian import (  # noqa: F401  (re-exported: the kernel's public face)
+    blas_dots_are_exact,
     dense_features,
+    gathered_times,
     gram_matrix,
     kernel_block,
-    kernel_cross,
+    kernel_cross_times,
     squared_norms,
 )
 from .kernel_cache import compute_source, gram_source, shared_block, shared_source
@@ -38,6 +41,8 @@ KERNEL_MODES = ("cache", "shared", "gram", "auto")
 DEFAULT_MEMORY_FRACTION = 0.75
 # Solver state, a round's LibSVM-size row cache and prediction blocks, beyond the matrix.
 WORKING_BYTES = 512 << 20
+# Largest float32 kernel block materialised at a time outside the Gram matrix.
+BLOCK_BYTES = 256 << 20
 
 
 def default_memory_budget() -> int:
@@ -88,12 +93,13 @@ class KernelMatrix:
         self.X = dense_features(X)
         self.sqnorm = squared_norms(self.X)
         self.gamma = float(gamma)
+        self.blas_dots = blas_dots_are_exact(self.X)
         budget = default_memory_budget() if memory_budget is None else int(memory_budget)
         self.mode = resolve_mode(mode, self.n, budget)
         start = time.perf_counter()
         self.gram = None
         if self.mode == "gram":
-            self.gram = gram_matrix(self.X, self.sqnorm, self.gamma)
+            self.gram = gram_matrix(self.X, self.sqnorm, self.gamma, self.blas_dots)
             self.source = gram_source(self.gram)
         elif self.mode == "shared":
             self.source = shared_source(self.n, max(0, budget - WORKING_BYTES))
@@ -114,8 +120,31 @@ class KernelMatrix:
             return shared_block(self.X, self.sqnorm, self.gamma, self.source, rows, cols)
         return kernel_block(self.X, self.sqnorm, self.gamma, rows, cols)
 
-    def block_float64(self, rows, cols) -> np.ndarray:
-        """K[rows][:, cols] in double precision, as LibSVM predicts (never from a cache)."""
+    def times(self, rows, cols, weights) -> np.ndarray:
+        """K[rows][:, cols] @ weights (a vector or columns) in float64, from the float32 values.
+
+        Read straight from the Gram matrix, else in row slabs of bounded memory.
+        """
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         cols = np.ascontiguousarray(cols, dtype=np.int64)
-        return kernel_block(self.X, self.sqnorm, self.gamma, rows, cols, dtype=np.float64)
+        weights = np.asarray(weights, dtype=np.float64)
+        columns = np.ascontiguousarray(weights[:, None] if weights.ndim == 1 else weights)
+        if self.gram is not None:
+            out = gathered_times(self.gram, rows, cols, columns)
+        else:
+            out = np.empty((rows.size, columns.shape[1]))
+            slab = max(1, BLOCK_BYTES // (4 * max(cols.size, 1)))
+            every_col = np.arange(cols.size)
+            for start in range(0, rows.size, slab):
+                block = self.block(rows[start:start + slab], cols)
+                out[start:start + slab] = gathered_times(block, np.arange(block.shape[0]),
+                                                         every_col, columns)
+        return out.reshape((rows.size,) + weights.shape[1:])
+
+    def times_float64(self, rows, cols, weights) -> np.ndarray:
+        """K[rows][:, cols] @ weights with K in double precision, as LibSVM predicts."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        return kernel_cross_times(self.X[rows], self.sqnorm[rows], self.X[cols], self.sqnorm[cols],
+                                  self.gamma, np.asarray(weights, dtype=np.float64),
+                                  self.blas_dots)

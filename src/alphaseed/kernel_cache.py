@@ -172,12 +172,13 @@ def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
 
 
 @njit(cache=True)
-def cache_swap(cache, i, j):
-    """Exchange the keys i and j, as LibSVM's ``Cache::swap_index`` does for shrinking."""
+def cache_swap_keys(cache, i, j):
+    """Exchange the rows of keys i and j, re-inserted as most recently used as LibSVM's
+    ``Cache::swap_index`` does (it keeps the eviction order the same). The rows' columns i and
+    j are exchanged apart, by ``cache_swap_columns``."""
     if i == j:
         return
     rows, valid_len, prev, nxt, free = cache
-    sentinel = prev.shape[0] - 1
     if rows[i].size > 0:
         _lru_unlink(prev, nxt, i)
     if rows[j].size > 0:
@@ -188,25 +189,46 @@ def cache_swap(cache, i, j):
     len_i = valid_len[i]
     valid_len[i] = valid_len[j]
     valid_len[j] = len_i
-    # Re-inserted as most recently used, as LibSVM does: it keeps eviction order the same.
     if rows[i].size > 0:
         _lru_push_mru(prev, nxt, i)
     if rows[j].size > 0:
         _lru_push_mru(prev, nxt, j)
-    lo = min(i, j)
-    hi = max(i, j)
+
+
+@njit(cache=True)
+def cache_swap_columns(cache, first, second, count):
+    """Exchange columns first[k] and second[k] of every cached row, for k = 0..count-1 in order.
+
+    Shrinking swaps many positions at once; exchanging them row by row, rather than every row
+    per swap, keeps each row in cache while it is permuted.
+    """
+    rows, valid_len, prev, nxt, free = cache
+    sentinel = prev.shape[0] - 1
     key = nxt[sentinel]
     while key != sentinel:
-        if valid_len[key] > hi:
-            row = rows[key]
-            tmp = row[lo]
-            row[lo] = row[hi]
-            row[hi] = tmp
-        elif valid_len[key] > lo:
-            # Column hi was never computed for this row, so the swapped-in value is unknown:
-            # keep the prefix that is still valid (LibSVM drops the whole row here).
-            valid_len[key] = lo
+        row = rows[key]
+        length = valid_len[key]
+        for k in range(count):
+            lo = min(first[k], second[k])
+            hi = max(first[k], second[k])
+            if length > hi:
+                tmp = row[lo]
+                row[lo] = row[hi]
+                row[hi] = tmp
+            elif length > lo:
+                # Column hi was never computed for this row, so the swapped-in value is
+                # unknown: keep the prefix that is still valid (LibSVM drops the whole row).
+                length = lo
+        valid_len[key] = length
         key = nxt[key]
+
+
+@njit(cache=True)
+def cache_swap(cache, i, j):
+    """Exchange the keys i and j: rows and columns, as LibSVM's ``Cache::swap_index``."""
+    cache_swap_keys(cache, i, j)
+    pair = np.array([i])
+    cache_swap_columns(cache, pair, np.array([j]), 1)
 
 
 @njit(cache=True)

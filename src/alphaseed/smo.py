@@ -20,11 +20,11 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 from .errors import SolverInputError
-from .kernel import KernelMatrix, kernel_cross, squared_norms
-from .kernel_cache import cache_swap, get_q, new_cache
+from .kernel import KernelMatrix, blas_dots_are_exact, kernel_cross_times, squared_norms
+from .kernel_cache import GRAM, cache_swap_columns, cache_swap_keys, get_q, new_cache
 
 TAU = 1e-12
 LOWER, UPPER, FREE = 0, 1, 2
@@ -87,7 +87,8 @@ def _swap(a, i, j):
 
 @njit(cache=True)
 def _swap_index(i, j, gidx, y, alpha, status, G, G_bar, perm, cache):
-    cache_swap(cache, i, j)
+    """LibSVM's swap_index, except for the cached rows' columns (see ``_shrink``)."""
+    cache_swap_keys(cache, i, j)
     _swap(gidx, i, j)
     _swap(y, i, j)
     _swap(alpha, i, j)
@@ -109,46 +110,172 @@ def _in_low(y, status):
     return status != LOWER if y > 0 else status != UPPER
 
 
+# The loops over the active set run in contiguous chunks, one per thread, when the set is
+# large; each chunk keeps LibSVM's tie rule (the later index wins) and chunks are combined in
+# index order with the same rule, so the chosen pair never depends on the thread count.
+PARALLEL_ACTIVE = 8192
+
+
+@njit(cache=True)
+def _chunk_bounds(active, chunks, c):
+    return c * active // chunks, (c + 1) * active // chunks
+
+
 # LibSVM writes each loop below twice, once per label; multiplying by y = +-1 is exact, so
 # one loop over y * G gives the same values, comparisons and ties.
 @njit(cache=True)
-def _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache, source):
-    """(i, j) of LibSVM's second-order selection, or (-1, -1) when the gap is below eps."""
+def _max_up(lo, hi, y, status, G):
+    """max of -y_t G_t over I_up in [lo, hi), and its last index (-1 if none)."""
     gmax = -INF
-    gmax2 = -INF
     gmax_idx = -1
-    for t in range(active):
+    for t in range(lo, hi):
         if _in_up(y[t], status[t]) and -y[t] * G[t] >= gmax:
             gmax = -y[t] * G[t]
             gmax_idx = t
-    i = gmax_idx
-    if i == -1:
-        return -1, -1
-    qi = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
+    return gmax, gmax_idx
+
+
+@njit(cache=True)
+def _update_and_max_up(lo, hi, G, qi, qj, dai, daj, y, status):
+    """The gradient update of one SMO step over [lo, hi), fused with the next step's _max_up."""
+    gmax = -INF
+    gmax_idx = -1
+    for t in range(lo, hi):
+        G[t] += qi[t] * dai + qj[t] * daj
+        if _in_up(y[t], status[t]) and -y[t] * G[t] >= gmax:
+            gmax = -y[t] * G[t]
+            gmax_idx = t
+    return gmax, gmax_idx
+
+
+@njit(cache=True)
+def _min_low(lo, hi, gmax, y_i, qi, y, status, G):
+    """Second-order choice of j over I_low in [lo, hi): (obj_diff_min, its last index, gmax2)."""
+    gmax2 = -INF
     gmin_idx = -1
     obj_diff_min = INF
-    for j in range(active):
+    for j in range(lo, hi):
         if _in_low(y[j], status[j]):
             yg = y[j] * G[j]
             grad_diff = gmax + yg
             if yg >= gmax2:
                 gmax2 = yg
             if grad_diff > 0.0:
-                quad = 2.0 - 2.0 * y[i] * y[j] * qi[j]
+                quad = 2.0 - 2.0 * y_i * y[j] * qi[j]
                 if quad <= 0.0:
                     quad = TAU
                 obj_diff = -(grad_diff * grad_diff) / quad
                 if obj_diff <= obj_diff_min:
                     gmin_idx = j
                     obj_diff_min = obj_diff
+    return obj_diff_min, gmin_idx, gmax2
+
+
+@njit(cache=True, parallel=True)
+def _chunked_max_up(active, chunks, y, status, G, values, indices):
+    for c in prange(chunks):
+        lo, hi = _chunk_bounds(active, chunks, c)
+        values[c], indices[c] = _max_up(lo, hi, y, status, G)
+
+
+@njit(cache=True, parallel=True)
+def _chunked_update_and_max_up(active, chunks, G, qi, qj, dai, daj, y, status, values, indices):
+    for c in prange(chunks):
+        lo, hi = _chunk_bounds(active, chunks, c)
+        values[c], indices[c] = _update_and_max_up(lo, hi, G, qi, qj, dai, daj, y, status)
+
+
+@njit(cache=True, parallel=True)
+def _chunked_min_low(active, chunks, gmax, y_i, qi, y, status, G, values, indices, maxima):
+    for c in prange(chunks):
+        lo, hi = _chunk_bounds(active, chunks, c)
+        values[c], indices[c], maxima[c] = _min_low(lo, hi, gmax, y_i, qi, y, status, G)
+
+
+@njit(cache=True)
+def _last_best(values, indices, chunks, sign):
+    """The chunks' winner under LibSVM's rule: largest (sign 1) or smallest (sign -1) value,
+    the later index on ties."""
+    best = -INF
+    best_idx = -1
+    for c in range(chunks):
+        if indices[c] != -1 and sign * values[c] >= best:
+            best = sign * values[c]
+            best_idx = indices[c]
+    return sign * best, best_idx
+
+
+@njit(cache=True)
+def max_up(active, y, status, G, values, indices):
+    chunks = values.shape[0] if active >= PARALLEL_ACTIVE else 1
+    if chunks == 1:
+        return _max_up(0, active, y, status, G)
+    _chunked_max_up(active, chunks, y, status, G, values, indices)
+    return _last_best(values, indices, chunks, 1.0)
+
+
+@njit(cache=True)
+def update_and_max_up(active, G, qi, qj, dai, daj, y, status, values, indices):
+    chunks = values.shape[0] if active >= PARALLEL_ACTIVE else 1
+    if chunks == 1:
+        return _update_and_max_up(0, active, G, qi, qj, dai, daj, y, status)
+    _chunked_update_and_max_up(active, chunks, G, qi, qj, dai, daj, y, status, values, indices)
+    return _last_best(values, indices, chunks, 1.0)
+
+
+@njit(cache=True)
+def _select_working_set(active, eps, gmax, gmax_idx, X, sqnorm, gamma, gidx, y, status, G, cache,
+                        source, values, indices, maxima):
+    """(i, j) of LibSVM's second-order selection given i's _max_up, or (-1, -1) when the gap
+    is below eps."""
+    i = gmax_idx
+    if i == -1:
+        return -1, -1
+    qi = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
+    chunks = values.shape[0] if active >= PARALLEL_ACTIVE else 1
+    if chunks == 1:
+        obj_diff_min, gmin_idx, gmax2 = _min_low(0, active, gmax, y[i], qi, y, status, G)
+    else:
+        _chunked_min_low(active, chunks, gmax, y[i], qi, y, status, G, values, indices, maxima)
+        obj_diff_min, gmin_idx = _last_best(values, indices, chunks, -1.0)
+        gmax2 = -INF
+        for c in range(chunks):
+            gmax2 = max(gmax2, maxima[c])
     if gmax + gmax2 < eps or gmin_idx == -1:
         return -1, -1
     return gmax_idx, gmin_idx
 
 
+@njit(cache=True, parallel=True)
+def _reconstruct_from_gram(active, gram, gidx, y, alpha, status, G, walk_inactive, chunks):
+    """_reconstruct_gradient's sums read straight from the Gram matrix, in parallel.
+
+    Going through the row cache would stretch every row it touches to full length and evict
+    the rows the next iterations need. Each G[j] adds the same terms in the same order as the
+    cached walk does, so the result is identical.
+    """
+    l = alpha.shape[0]
+    inactive = l - active
+    for c in prange(chunks):
+        lo, hi = _chunk_bounds(inactive, chunks, c)
+        if walk_inactive:
+            for i in range(active + lo, active + hi):
+                row = gram[gidx[i]]
+                for j in range(active):
+                    if status[j] == FREE:
+                        G[i] += alpha[j] * (np.float32(y[i] * y[j]) * row[gidx[j]])
+        else:
+            for i in range(active):
+                if status[i] == FREE:
+                    row = gram[gidx[i]]
+                    a = alpha[i]
+                    for j in range(active + lo, active + hi):
+                        G[j] += a * (np.float32(y[i] * y[j]) * row[gidx[j]])
+
+
 @njit(cache=True)
 def _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
-                          source):
+                          source, chunks):
     l = alpha.shape[0]
     if active == l:
         return
@@ -159,7 +286,11 @@ def _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G
         if status[j] == FREE:
             n_free += 1
     # Walk whichever side needs fewer kernel evaluations, as LibSVM does.
-    if n_free * l > 2 * active * (l - active):
+    walk_inactive = n_free * l > 2 * active * (l - active)
+    if source[0] == GRAM:
+        _reconstruct_from_gram(active, source[1], gidx, y, alpha, status, G, walk_inactive,
+                               chunks)
+    elif walk_inactive:
         for i in range(active, l):
             q = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
             for j in range(active):
@@ -185,6 +316,31 @@ def _be_shrunk(i, gmax1, gmax2, y, status, G):
             return G[i] > gmax2
         return G[i] > gmax1
     return False
+
+
+@njit(cache=True)
+def _shrink(active, gmax1, gmax2, gidx, y, alpha, status, G, G_bar, perm, cache, swapped_lo,
+            swapped_hi):
+    """LibSVM's do_shrinking after its unshrink step: the new active size.
+
+    The cached rows' columns are exchanged once at the end, for all swaps together.
+    """
+    swaps = 0
+    t = 0
+    while t < active:
+        if _be_shrunk(t, gmax1, gmax2, y, status, G):
+            active -= 1
+            while active > t:
+                if not _be_shrunk(active, gmax1, gmax2, y, status, G):
+                    _swap_index(t, active, gidx, y, alpha, status, G, G_bar, perm, cache)
+                    swapped_lo[swaps] = t
+                    swapped_hi[swaps] = active
+                    swaps += 1
+                    break
+                active -= 1
+        t += 1
+    cache_swap_columns(cache, swapped_lo, swapped_hi, swaps)
+    return active
 
 
 @njit(cache=True)
@@ -215,7 +371,7 @@ def _calculate_rho(active, y, status, G):
 
 @njit(cache=True)
 def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_iter, cache,
-             source):
+             source, threads):
     """Run SMO from a state whose gradient is initialised; arrays are permuted in place.
 
     Returns (perm, rho, objective, iterations, cap_hit); ``perm[p]`` is the caller's position of
@@ -226,6 +382,16 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
     for t in range(l):
         status[t] = _status(alpha[t], C)
     perm = np.arange(l)
+    swapped_lo = np.empty(l, dtype=np.int64)
+    swapped_hi = np.empty(l, dtype=np.int64)
+    # Per-chunk partial results of the parallel loops, a chunk per thread.
+    values = np.empty(threads)
+    indices = np.empty(threads, dtype=np.int64)
+    maxima = np.empty(threads)
+    # _max_up of the current state, once the previous step's gradient update has computed it.
+    up_known = False
+    gmax = -INF
+    gmax_idx = -1
     active = l
     unshrunk = False
     it = 0
@@ -245,27 +411,24 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
                         gmax2 = yg
                 if not unshrunk and gmax1 + gmax2 <= eps * 10.0:
                     unshrunk = True
-                    _reconstruct_gradient(
-                        active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache, source
-                    )
+                    _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G,
+                                          G_bar, cache, source, threads)
                     active = l
-                t = 0
-                while t < active:
-                    if _be_shrunk(t, gmax1, gmax2, y, status, G):
-                        active -= 1
-                        while active > t:
-                            if not _be_shrunk(active, gmax1, gmax2, y, status, G):
-                                _swap_index(t, active, gidx, y, alpha, status, G, G_bar, perm, cache)
-                                break
-                            active -= 1
-                    t += 1
+                active = _shrink(active, gmax1, gmax2, gidx, y, alpha, status, G, G_bar, perm,
+                                 cache, swapped_lo, swapped_hi)
+                up_known = False
 
-        i, j = _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache, source)
+        if not up_known:
+            gmax, gmax_idx = max_up(active, y, status, G, values, indices)
+        i, j = _select_working_set(active, eps, gmax, gmax_idx, X, sqnorm, gamma, gidx, y, status,
+                                   G, cache, source, values, indices, maxima)
         if i < 0:
             _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
-                                  source)
+                                  source, threads)
             active = l
-            i, j = _select_working_set(active, eps, X, sqnorm, gamma, gidx, y, status, G, cache, source)
+            gmax, gmax_idx = max_up(active, y, status, G, values, indices)
+            i, j = _select_working_set(active, eps, gmax, gmax_idx, X, sqnorm, gamma, gidx, y,
+                                       status, G, cache, source, values, indices, maxima)
             if i < 0:
                 break
             counter = 1
@@ -322,15 +485,13 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
                     alpha[i] = 0.0
                     alpha[j] = total
 
-        dai = alpha[i] - old_ai
-        daj = alpha[j] - old_aj
-        for t in range(active):
-            G[t] += qi[t] * dai + qj[t] * daj
-
         ui = status[i] == UPPER
         uj = status[j] == UPPER
         status[i] = _status(alpha[i], C)
         status[j] = _status(alpha[j], C)
+        gmax, gmax_idx = update_and_max_up(active, G, qi, qj, alpha[i] - old_ai, alpha[j] - old_aj,
+                                           y, status, values, indices)
+        up_known = True
         if ui != (status[i] == UPPER):
             q = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
             sign = -C if ui else C
@@ -345,7 +506,7 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
     cap_hit = it >= max_iter
     if cap_hit and active < l:
         _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
-                                  source)
+                              source, threads)
         active = l
     rho = _calculate_rho(active, y, status, G)
     v = 0.0
@@ -450,7 +611,7 @@ def solve(
     t1 = time.perf_counter()
     perm, rho, objective, iterations, cap_hit = smo_loop(
         kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, G, G_bar,
-        C, float(eps), bool(shrinking), int(max_iter), cache, source,
+        C, float(eps), bool(shrinking), int(max_iter), cache, source, get_num_threads(),
     )
     t2 = time.perf_counter()
 
@@ -473,21 +634,6 @@ def solve(
         n_sv=int(np.count_nonzero(alpha_out > 0)),
         n_bounded_sv=int(np.count_nonzero(alpha_out >= C)),
     )
-
-
-# Rows of a kernel block computed at a time by carry_gradient; bounds its memory.
-BLOCK_BYTES = 256 << 20
-
-
-def _block_times(kernel: KernelMatrix, rows, cols, weights) -> np.ndarray:
-    """K[rows][:, cols] @ weights (weights: cols x m), in row slabs of bounded memory."""
-    out = np.zeros((rows.size, weights.shape[1]))
-    if cols.size == 0:
-        return out
-    slab = max(1, BLOCK_BYTES // (4 * cols.size))
-    for start in range(0, rows.size, slab):
-        out[start:start + slab] = kernel.block(rows[start:start + slab], cols).astype(np.float64) @ weights
-    return out
 
 
 def carry_gradient(kernel: KernelMatrix, y, prev_index, prev: SolveResult, next_index, alpha_next,
@@ -522,13 +668,13 @@ def carry_gradient(kernel: KernelMatrix, y, prev_index, prev: SolveResult, next_
     rows = next_index[carried]
     delta = np.column_stack([y[changed] * (alpha_after - alpha_before)[changed],
                              y[changed] * at_C_change[changed]])
-    moved = _block_times(kernel, rows, changed, delta) * y[rows, None]
+    moved = kernel.times(rows, changed, delta) * y[rows, None]
     G[carried] = prev.gradient[position_before[rows]] + moved[:, 0]
     G_bar[carried] = prev.gradient_bar[position_before[rows]] + moved[:, 1]
     rows = next_index[fresh]
     weights = np.column_stack([y[support] * alpha_after[support],
                                y[support] * C * (alpha_after[support] >= C)])
-    total = _block_times(kernel, rows, support, weights) * y[rows, None]
+    total = kernel.times(rows, support, weights) * y[rows, None]
     G[fresh] = total[:, 0] - 1.0
     G_bar[fresh] = total[:, 1]
     return G, G_bar
@@ -539,7 +685,7 @@ def decision_values(kernel: KernelMatrix, y, train_index, alpha, rho, test_index
     train_index = np.asarray(train_index, dtype=np.int64)
     sv = alpha > 0
     coef = (np.asarray(y, dtype=np.float64)[train_index] * alpha)[sv]
-    return kernel.block_float64(test_index, train_index[sv]) @ coef - rho
+    return kernel.times_float64(test_index, train_index[sv], coef) - rho
 
 
 def warmup() -> float:
@@ -553,7 +699,7 @@ def warmup() -> float:
         first = solve(km, y, np.arange(24), 1.0, cache_mb=1e-3)
         solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, cache_mb=1e-3)
         decision_values(km, y, np.arange(24), first.alpha, first.rho, np.arange(4))
-    kernel_cross(km.X, km.sqnorm, km.X[:2], km.sqnorm[:2], km.gamma)
+        km.times(np.arange(4), np.arange(24), np.ones((24, 2)))
     return time.perf_counter() - t0
 
 
@@ -583,8 +729,9 @@ class SVMModel:
                 f"X has {Xd.shape[1]} features, the model was trained on "
                 f"{self.support_vectors.shape[1]}"
             )
-        K = kernel_cross(Xd, squared_norms(Xd), self.support_vectors, self._sv_sqnorm, self.gamma)
-        return K @ self.dual_coef - self.rho
+        return kernel_cross_times(Xd, squared_norms(Xd), self.support_vectors, self._sv_sqnorm,
+                                  self.gamma, self.dual_coef,
+                                  blas_dots_are_exact(Xd, self.support_vectors)) - self.rho
 
     def predict(self, X) -> np.ndarray:
         return np.where(self.decision_function(X) > 0, 1, -1)

@@ -86,16 +86,7 @@ def carry_shared(ctx: SeedContext, lay: Layout) -> np.ndarray:
     return alpha
 
 
-def kernel_matvec(ctx: SeedContext, rows: np.ndarray, cols: np.ndarray, coef: np.ndarray,
-                  max_block_bytes: int = 256 << 20) -> np.ndarray:
-    """K[rows][:, cols] @ coef in float64, computed in row slabs of bounded memory."""
-    out = np.zeros(rows.size)
+def kernel_matvec(ctx: SeedContext, rows: np.ndarray, cols: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """K[rows][:, cols] @ coef in float64, skipping the columns whose coefficient is zero."""
     keep = coef != 0
-    cols, coef = cols[keep], coef[keep]
-    if cols.size == 0 or rows.size == 0:
-        return out
-    slab = max(1, max_block_bytes // (4 * cols.size))
-    for start in range(0, rows.size, slab):
-        block = ctx.kernel.block(rows[start:start + slab], cols)
-        out[start:start + slab] = block @ coef
-    return out
+    return ctx.kernel.times(rows, cols[keep], coef[keep])
