@@ -143,3 +143,26 @@ def test_kernel_times_weights_is_the_same_in_every_mode(problem, mode):
     np.testing.assert_array_equal(km.times(rows, cols, weights), reference.times(rows, cols, weights))
     np.testing.assert_allclose(km.times(rows, cols, weights[:, 0]),
                                km.block(rows, cols).astype(np.float64) @ weights[:, 0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("n_free", [30, 5])  # each side of LibSVM's choice of walk
+def test_gradient_reconstruction_from_the_gram_matrix_equals_the_cached_one(problem, n_free):
+    from alphaseed.smo import FREE, LOWER, _reconstruct_gradient
+
+    X, y = problem
+    l, active = 50, 30
+    gidx = np.arange(0, 2 * l, 2)
+    y_l = y[gidx].copy()
+    rng = np.random.default_rng(n_free)
+    alpha = rng.random(l)
+    status = np.full(l, LOWER, dtype=np.int8)
+    status[:n_free] = FREE
+    G_bar = rng.normal(size=l)
+    results = []
+    for mode in ("cache", "gram"):
+        km = KernelMatrix(X, 1e-4, mode=mode, memory_budget=1 << 30)
+        G = np.zeros(l)
+        _reconstruct_gradient(active, km.X, km.sqnorm, km.gamma, gidx, y_l, alpha, status, G, G_bar,
+                              new_cache(l, 1 << 20), km.source, 2)
+        results.append(G)
+    np.testing.assert_array_equal(results[0], results[1])
