@@ -123,14 +123,14 @@ def test_integer_features_give_the_same_kernel_by_blas_and_one_dot_at_a_time(mon
     X = np.random.default_rng(5).integers(0, 1000, size=(700, 60)).astype(np.float64)
     sq = squared_norms(X)
     gamma = 1e-6
-    by_blas = gram_matrix(X, sq, gamma, blas_dots=True)
-    one_at_a_time = gram_matrix(X, sq, gamma, blas_dots=False)
+    by_blas = gram_matrix(X, sq, gamma, use_blas=True)
+    one_at_a_time = gram_matrix(X, sq, gamma, use_blas=False)
     np.testing.assert_array_equal(by_blas, one_at_a_time)
     np.testing.assert_array_equal(by_blas, kernel_block(X, sq, gamma, np.arange(700), np.arange(700)))
     weights = np.random.default_rng(6).normal(size=(700, 2))
     np.testing.assert_array_equal(
-        kernel_cross_times(X[:50], sq[:50], X, sq, gamma, weights, blas_dots=True),
-        kernel_cross_times(X[:50], sq[:50], X, sq, gamma, weights, blas_dots=False))
+        kernel_cross_times(X[:50], sq[:50], X, sq, gamma, weights, use_blas=True),
+        kernel_cross_times(X[:50], sq[:50], X, sq, gamma, weights, use_blas=False))
 
 
 @pytest.mark.parametrize("mode", MODES)
