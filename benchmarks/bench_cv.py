@@ -20,13 +20,12 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
+from common import ROOT, load_case, run_child, write_csv
 
-ROOT = Path(__file__).resolve().parents[1]
 MODES = ("cache", "shared", "gram", "auto")
 # dataset[@subsample]:k
 FULL = ["heart:10", "heart:100", "madelon:10", "madelon:100", "adult@10000:10", "adult:10",
@@ -38,19 +37,11 @@ SHORT_RUN = 20.0
 def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str,
             max_rounds: int | None) -> dict:
     """Runs inside the child process: one cross-validation, reported as a JSON line."""
-    from alphaseed.config import load_config
     from alphaseed.cv import cross_validate
-    from alphaseed.data import load_dataset
-    from alphaseed.folds import stratified_subsample
 
-    config = load_config(ROOT / "config.yaml")
-    entry = config["datasets"][dataset]
-    X, y = load_dataset(dataset, config)
-    if subsample:
-        keep = stratified_subsample(y, subsample, config["seed"])
-        X, y = X[keep], y[keep]
+    X, y, entry, seed = load_case(dataset, subsample)
     result = cross_validate(X, y, entry["C"], entry["gamma"], k, method,
-                            seed=config["seed"], kernel_mode=mode, max_rounds=max_rounds)
+                            seed=seed, kernel_mode=mode, max_rounds=max_rounds)
     return {"seconds": result.seconds, "estimated": result.estimated,
             "iterations": result.iterations,
             "accuracy": result.accuracy, "kernel_seconds": result.seconds_kernel,
@@ -59,14 +50,12 @@ def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str,
 
 
 def measure(args, dataset, subsample, k, method, mode, threads) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), NUMBA_NUM_THREADS=str(threads))
     rounds = args.libsvm_rounds if method == "libsvm" and args.libsvm_rounds else 0
     cmd = [sys.executable, __file__, "--one", dataset, str(subsample or 0), str(k), method, mode,
            str(rounds)]
     runs = []
     while True:
-        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
-        runs.append(json.loads(out.strip().splitlines()[-1]))
+        runs.append(run_child(cmd, threads))
         if runs[-1]["seconds"] > SHORT_RUN or len(runs) >= args.repeats:
             break
     row = pd.DataFrame(runs).median(numeric_only=True).to_dict()
@@ -120,10 +109,7 @@ def main() -> None:
                "vs_libsvm", "vs_cold_same_mode", "iterations", "accuracy", "kernel_seconds",
                "peak_mb", "runs", "estimated"]
     table = table[columns]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    partial = args.out.with_suffix(".csv.partial")
-    table.to_csv(partial, index=False)
-    partial.replace(args.out)
+    write_csv(table, args.out)
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print(f"\nwritten to {args.out}")

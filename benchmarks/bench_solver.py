@@ -18,13 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
+from common import ROOT, load_case, run_child, write_csv
 
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATASETS = ["madelon", "adult:10000"]
 
 
@@ -32,21 +31,13 @@ def run_one(spec: str, k: int, max_rounds: int | None) -> dict:
     """Runs inside the child process: both methods on the same folds, one JSON line."""
     import numpy as np
 
-    from alphaseed.config import load_config
     from alphaseed.cv import cross_validate
-    from alphaseed.data import load_dataset
-    from alphaseed.folds import stratified_subsample
 
     name, _, sample = spec.partition(":")
-    config = load_config(ROOT / "config.yaml")
-    entry = config["datasets"][name]
-    X, y = load_dataset(name, config)
-    if sample:
-        keep = stratified_subsample(y, int(sample), config["seed"])
-        X, y = X[keep], y[keep]
+    X, y, entry, seed = load_case(name, int(sample) if sample else None)
     row = {"dataset": spec, "n": int(y.size), "k": k}
     for method, label in (("libsvm", "libsvm"), ("cold", "ours")):
-        result = cross_validate(X, y, entry["C"], entry["gamma"], k, method, seed=config["seed"],
+        result = cross_validate(X, y, entry["C"], entry["gamma"], k, method, seed=seed,
                                 max_rounds=max_rounds, kernel_mode="cache")
         train = [r.seconds.gradient_init + r.seconds.train for r in result.rounds]
         row.update({
@@ -60,12 +51,10 @@ def run_one(spec: str, k: int, max_rounds: int | None) -> dict:
 
 
 def measure(spec: str, k: int, max_rounds: int | None, threads: int) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), NUMBA_NUM_THREADS=str(threads))
     command = [sys.executable, __file__, "--one", spec, "--k", str(k)]
     if max_rounds:
         command += ["--max-rounds", str(max_rounds)]
-    out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
-    row = {"threads": threads, **json.loads(out.strip().splitlines()[-1])}
+    row = {"threads": threads, **run_child(command, threads)}
     print(f"  {spec:>14} threads={threads}: libsvm {row['libsvm_train_s']:.4f}s, "
           f"ours {row['ours_train_s']:.4f}s per round", file=sys.stderr, flush=True)
     return row
@@ -92,10 +81,7 @@ def main() -> None:
     table = table[["dataset", "n", "k", "rounds", "threads", "libsvm_train_s", "ours_train_s",
                    "ratio_train", "libsvm_iterations", "ours_iterations", "libsvm_predict_s",
                    "ours_predict_s", "libsvm_accuracy", "ours_accuracy"]]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    partial = args.out.with_name(f".{args.out.name}.partial")
-    table.to_csv(partial, index=False)
-    partial.replace(args.out)
+    write_csv(table, args.out)
     with pd.option_context("display.width", 200):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     print(f"\nmedians over rounds; ratio_train = ours / LibSVM; written to {args.out}")
