@@ -117,6 +117,12 @@ PARALLEL_ACTIVE = 8192
 
 
 @njit(cache=True)
+def _chunk_count(active, values):
+    """One chunk per thread (``values`` holds a slot per thread) on a large active set."""
+    return values.shape[0] if active >= PARALLEL_ACTIVE else 1
+
+
+@njit(cache=True)
 def _chunk_bounds(active, chunks, c):
     return c * active // chunks, (c + 1) * active // chunks
 
@@ -207,7 +213,7 @@ def _last_best(values, indices, chunks, sign):
 
 @njit(cache=True)
 def max_up(active, y, status, G, values, indices):
-    chunks = values.shape[0] if active >= PARALLEL_ACTIVE else 1
+    chunks = _chunk_count(active, values)
     if chunks == 1:
         return _max_up(0, active, y, status, G)
     _chunked_max_up(active, chunks, y, status, G, values, indices)
@@ -216,7 +222,7 @@ def max_up(active, y, status, G, values, indices):
 
 @njit(cache=True)
 def update_and_max_up(active, G, qi, qj, dai, daj, y, status, values, indices):
-    chunks = values.shape[0] if active >= PARALLEL_ACTIVE else 1
+    chunks = _chunk_count(active, values)
     if chunks == 1:
         return _update_and_max_up(0, active, G, qi, qj, dai, daj, y, status)
     _chunked_update_and_max_up(active, chunks, G, qi, qj, dai, daj, y, status, values, indices)
@@ -232,7 +238,7 @@ def _select_working_set(active, eps, gmax, gmax_idx, X, sqnorm, gamma, gidx, y, 
     if i == -1:
         return -1, -1
     qi = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
-    chunks = values.shape[0] if active >= PARALLEL_ACTIVE else 1
+    chunks = _chunk_count(active, values)
     if chunks == 1:
         obj_diff_min, gmin_idx, gmax2 = _min_low(0, active, gmax, y[i], qi, y, status, G)
     else:
