@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -81,3 +82,45 @@ def test_one_round_of_a_kfold_seeder_is_refused():
     with pytest.raises(ConfigError, match="max_rounds >= 2"):
         cross_validate(X, y, 1.0, 0.5, 5, "sir", max_rounds=1)
     assert cross_validate(X, y, 1.0, 0.5, 5, "cold", max_rounds=1).estimated
+
+
+@pytest.fixture(scope="module")
+def bench_cv():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import bench_cv
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    return bench_cv
+
+
+def test_a_benchmark_row_is_estimated_when_any_figure_in_it_is(bench_cv):
+    """Catches flagging a row by its own time only: with LibSVM estimated from its first rounds, every
+    vs_libsvm divides by an estimate; with a cold start estimated, the vs_cold_same_mode of its mode does.
+    Catches flagging rows whose figures are all measured (the other thread count, the other mode)."""
+    def row(method, mode, threads, seconds, estimated=False):
+        return dict(dataset="adult", k=10, threads=threads, method=method, requested_mode=mode, mode=mode,
+                    seconds=seconds, estimated=estimated)
+
+    table = bench_cv.with_ratios(pd.DataFrame([
+        row("libsvm", "cache", 1, 100.0, estimated=True), row("cold", "gram", 1, 50.0), row("sir", "gram", 1, 10.0),
+        row("libsvm", "cache", 2, 80.0), row("cold", "gram", 2, 40.0, estimated=True), row("sir", "gram", 2, 8.0),
+        row("cold", "shared", 2, 20.0), row("sir", "shared", 2, 4.0),
+    ]))
+    assert table["estimated"].tolist() == [True, True, True, False, True, True, False, False]
+    assert table["vs_libsvm"].tolist() == [1.0, 2.0, 10.0, 1.0, 2.0, 10.0, 4.0, 20.0]
+    assert table["vs_cold_same_mode"].fillna(-1.0).tolist() == [-1.0, 1.0, 5.0, -1.0, 1.0, 5.0, 1.0, 5.0]
+
+
+TIME_FIGURE = re.compile(r"\d[\d.,]*\s*(?:million\s+)?(?:seconds?|minutes?|hours?|days?)\b", re.IGNORECASE)
+
+
+def test_every_time_figure_in_the_readme_says_whether_it_is_estimated():
+    """Catches a README that states an extrapolated run time (LibSVM's 15 and 50 minutes on full Adult and
+    Webdata, the paper's 2.5 million seconds on MNIST) as if it had been measured."""
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    sentences = re.split(r"(?<=[.;:])\s+(?=[A-Z`(])", text)
+    timed = [s for s in sentences if TIME_FIGURE.search(s)]
+    assert len(timed) >= 2
+    unmarked = [s for s in timed if "estimat" not in s.lower()]
+    assert not unmarked
