@@ -98,7 +98,8 @@ def loocv_figure(frame: pd.DataFrame) -> Figure:
     axes.set_title("Leave-one-out CV: time relative to SIR (bars: this run; \u25c6: paper)", fontsize=9)
     marker = Patch(facecolor="white", edgecolor="black", hatch=HATCH,
                    label=f"{ESTIMATED_LABEL} (hatched bar, hollow \u25c7)")
-    _legend(axes, [marker] if any_estimated else [], fontsize=8, ncol=2)
+    # Beside the axes: inside, it hides the tallest bars.
+    _legend(axes, [marker] if any_estimated else [], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return figure
 
 
