@@ -89,6 +89,8 @@ def groups(tmp_path):
 
 
 def test_paper_results_is_tidy_and_complete():
+    """Catches a duplicated or missing figure of the paper in paper_results.csv (a row per table, dataset,
+    k, method and metric)."""
     paper = tables.read_paper_results(PAPER_RESULTS)
     assert list(paper.columns) == ["table", "dataset", "k", "method", "metric", "value", "note"]
     assert not paper.duplicated(["table", "dataset", "k", "method", "metric"]).any()
@@ -120,6 +122,8 @@ def _tex_rows(tex: str, label: str) -> dict[str, list[float]]:
 
 
 def test_paper_results_match_the_papers_source():
+    """Catches a figure of paper_results.csv that differs from the paper's LaTeX tables (a typo, a swapped
+    column, a wrong exponent)."""
     tex = _paper_tex()
     paper = tables.read_paper_results(PAPER_RESULTS)
 
@@ -144,6 +148,8 @@ def test_paper_results_match_the_papers_source():
 
 
 def test_comparison_computes_speedups_and_joins_the_paper(groups):
+    """Catches a speedup over the wrong reference (another kernel mode's cold start, the paper's figure
+    beside a fast mode), a paper total that is not init + rest, and dropping the paper's rows we did not run."""
     paper = tables.read_paper_results(PAPER_RESULTS)
     frame = tables.comparison(tables.load_runs(groups["table1"]), paper, "table1")
     by_label = frame.set_index("label")
@@ -161,6 +167,8 @@ def test_comparison_computes_speedups_and_joins_the_paper(groups):
 
 
 def test_write_tables_writes_every_format_with_markers(groups, tmp_path):
+    """Catches a missing table or format, a temporary file left behind, and a table without its markers,
+    the machines it compares, or the paper's rows at a k this run did not use."""
     out = tmp_path / "tables"
     written = tables.write_tables(groups, PAPER_RESULTS, out)
     names = {p.name for p in written}
@@ -190,6 +198,7 @@ def test_write_tables_writes_every_format_with_markers(groups, tmp_path):
 
 
 def test_write_tables_needs_table1(groups, tmp_path):
+    """Catches writing tables (and an empty Table 2) without any Table 1 run instead of saying what is missing."""
     with pytest.raises(tables.AlphaseedError, match="table1"):
         tables.write_tables({"table3": groups["table3"]}, PAPER_RESULTS, tmp_path)
 
