@@ -9,7 +9,8 @@ median. Ratios are taken between configurations of the same invocation, never ac
     python benchmarks/bench_cv.py --cases adult:10 --modes auto --libsvm-rounds 2
 
 ``--libsvm-rounds R`` times only LibSVM's first R rounds and estimates its total as their mean
-times k (column ``estimated``); accuracy and iterations then cover those rounds only.
+times k; accuracy and iterations then cover those rounds only. A row is ``estimated`` when any
+figure in it is: its own time, or the LibSVM or cold time its ratios divide.
 
 Prints a table and writes results/bench/cv.csv (the mirror: ALPHASEED_DATA_MIRROR or config).
 """
@@ -23,6 +24,7 @@ import resource
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from common import ROOT, load_case, run_child, write_csv
 
@@ -67,6 +69,27 @@ def measure(args, dataset, subsample, k, method, mode, threads) -> dict:
     return row
 
 
+def with_ratios(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with ``vs_libsvm`` (LibSVM's seconds / the row's, same dataset, k and threads) and
+    ``vs_cold_same_mode`` (the cold start's in the same requested mode / the row's; none for LibSVM),
+    and ``estimated`` set wherever one of the times a row shows or divides by is estimated."""
+    key = ["dataset", "k", "threads"]
+
+    def reference(method: str, keys: list[str]):
+        ref = table.loc[table.method == method, keys + ["seconds", "estimated"]]
+        merged = table[keys].merge(ref, on=keys, how="left")
+        return merged["seconds"].to_numpy(), merged["estimated"].fillna(False).to_numpy(dtype=bool)
+
+    libsvm_seconds, libsvm_estimated = reference("libsvm", key)
+    cold_seconds, cold_estimated = reference("cold", key + ["requested_mode"])
+    against_cold = (table.method != "libsvm").to_numpy()
+    return table.assign(
+        vs_libsvm=libsvm_seconds / table.seconds,
+        vs_cold_same_mode=np.where(against_cold, cold_seconds / table.seconds, np.nan),
+        estimated=table.estimated.astype(bool).to_numpy() | libsvm_estimated | (against_cold & cold_estimated),
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="+", default=FULL, metavar="DATASET[@M]:K",
@@ -97,14 +120,7 @@ def main() -> None:
             for mode in args.modes:
                 for method in ("cold", "sir"):
                     rows.append(measure(args, dataset, subsample, k, method, mode, threads))
-    table = pd.DataFrame(rows)
-    key = ["dataset", "k", "threads"]
-    libsvm = table[table.method == "libsvm"].set_index(key)["seconds"]
-    table["vs_libsvm"] = table.apply(lambda r: libsvm[tuple(r[key])] / r["seconds"], axis=1)
-    cold = table[table.method == "cold"].set_index(key + ["requested_mode"])["seconds"]
-    table["vs_cold_same_mode"] = table.apply(
-        lambda r: cold[tuple(r[key + ["requested_mode"]])] / r["seconds"]
-        if r["method"] != "libsvm" else float("nan"), axis=1)
+    table = with_ratios(pd.DataFrame(rows))
     columns = ["dataset", "k", "threads", "method", "requested_mode", "mode", "seconds",
                "vs_libsvm", "vs_cold_same_mode", "iterations", "accuracy", "kernel_seconds",
                "peak_mb", "runs", "estimated"]

@@ -1,4 +1,4 @@
-"""Tables and figures from small hand-made run records in the documented run-record format."""
+"""Tables from small hand-made run records in the documented run-record format."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from alphaseed import figures, tables
+from alphaseed import tables
 from alphaseed.experiments import Job
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,6 +89,8 @@ def groups(tmp_path):
 
 
 def test_paper_results_is_tidy_and_complete():
+    """Catches a duplicated or missing figure of the paper in paper_results.csv (a row per table, dataset,
+    k, method and metric)."""
     paper = tables.read_paper_results(PAPER_RESULTS)
     assert list(paper.columns) == ["table", "dataset", "k", "method", "metric", "value", "note"]
     assert not paper.duplicated(["table", "dataset", "k", "method", "metric"]).any()
@@ -120,6 +122,8 @@ def _tex_rows(tex: str, label: str) -> dict[str, list[float]]:
 
 
 def test_paper_results_match_the_papers_source():
+    """Catches a figure of paper_results.csv that differs from the paper's LaTeX tables (a typo, a swapped
+    column, a wrong exponent)."""
     tex = _paper_tex()
     paper = tables.read_paper_results(PAPER_RESULTS)
 
@@ -144,6 +148,8 @@ def test_paper_results_match_the_papers_source():
 
 
 def test_comparison_computes_speedups_and_joins_the_paper(groups):
+    """Catches a speedup over the wrong reference (another kernel mode's cold start, the paper's figure
+    beside a fast mode), a paper total that is not init + rest, and dropping the paper's rows we did not run."""
     paper = tables.read_paper_results(PAPER_RESULTS)
     frame = tables.comparison(tables.load_runs(groups["table1"]), paper, "table1")
     by_label = frame.set_index("label")
@@ -161,6 +167,8 @@ def test_comparison_computes_speedups_and_joins_the_paper(groups):
 
 
 def test_write_tables_writes_every_format_with_markers(groups, tmp_path):
+    """Catches a missing table or format, a temporary file left behind, and a table without its markers,
+    the machines it compares, or the paper's rows at a k this run did not use."""
     out = tmp_path / "tables"
     written = tables.write_tables(groups, PAPER_RESULTS, out)
     names = {p.name for p in written}
@@ -190,15 +198,88 @@ def test_write_tables_writes_every_format_with_markers(groups, tmp_path):
 
 
 def test_write_tables_needs_table1(groups, tmp_path):
+    """Catches writing tables (and an empty Table 2) without any Table 1 run instead of saying what is missing."""
     with pytest.raises(tables.AlphaseedError, match="table1"):
         tables.write_tables({"table3": groups["table3"]}, PAPER_RESULTS, tmp_path)
 
 
-def test_figures_are_written(groups, tmp_path):
-    out = tmp_path / "figures"
-    written = figures.write_figures(groups, PAPER_RESULTS, out)
-    for stem in ("loocv", "iterations_per_round", "speedup_vs_k"):
-        for ext in ("png", "pdf"):
-            path = out / f"{stem}.{ext}"
-            assert path in written and path.stat().st_size > 1000
-    assert not list(out.glob(".*")), "temporary files left behind"
+def _section(sections, title_start: str) -> pd.DataFrame:
+    return next(table for title, table in sections if title.startswith(title_start))
+
+
+def _cells(table: pd.DataFrame, dataset: str, k: str, method: str) -> pd.Series:
+    rows = table[(table["dataset"] == dataset) & (table["k"] == k) & (table["method"] == method)]
+    assert len(rows) == 1, (dataset, k, method)
+    return rows.iloc[0]
+
+
+@pytest.fixture
+def estimated_frames(tmp_path):
+    """MNIST at k = 10 with only LibSVM estimated (2 of 10 rounds) and its k = 3 LibSVM at the iteration cap;
+    Heart's leave-one-out with only SIR estimated (4 of 40 rounds)."""
+    paper = tables.read_paper_results(PAPER_RESULTS)
+    table3 = [make_record("mnist", k, method, seconds, 10,
+                          max_rounds=2 if (k, method) == (10, "libsvm") else None,
+                          cap_round=1 if (k, method) == (3, "libsvm") else None)
+              for k in (3, 10) for method, seconds in (("libsvm", 0.4), ("cold", 0.2), ("sir", 0.1))]
+    loo = [make_record("heart", "loo", m, s, 5, max_rounds=4 if m == "sir" else None)
+           for m, s in (("libsvm", 0.4), ("avg", 0.2), ("sir", 0.1))]
+    return {kind: tables.comparison(tables.load_runs(write_records(tmp_path / kind, records)), paper, kind)
+            for kind, records in (("table3", table3), ("loo", loo))}
+
+
+def test_a_ratio_carries_the_markers_of_either_of_its_figures(estimated_frames):
+    """Catches a ratio cell that takes its markers from its own row only: a measured SIR over an estimated
+    LibSVM (this run's MNIST at k = 10, the paper's at k = 100), a measured AVG over an estimated SIR, a SIR
+    over a LibSVM that hit the iteration cap; and catches marking a ratio whose figures are both measured."""
+    datasets = tables.table2(estimated_frames["table3"], tables.read_paper_results(PAPER_RESULTS))
+    _, sections = tables.comparison_document(estimated_frames, datasets)
+    dagger, double = tables.ESTIMATED, tables.CAP_HIT
+    expected = {
+        ("Table 3", "mnist", "10", "sir"): {"seconds (this run)": "1", "libsvm/method (this run)": "4.00×" + dagger,
+                                            "cold/method (this run)": "2.00×", "libsvm/method (paper)": "4.57×"},
+        ("Table 3", "mnist", "100", "sir"): {"seconds (paper)": "61,016", "libsvm/method (paper)": "41.12×" + dagger},
+        ("Table 3", "mnist", "3", "sir"): {"libsvm/method (this run)": "4.00×" + double,
+                                           "cold/method (this run)": "2.00×"},
+        ("Leave-one-out", "heart", "loo", "avg"): {"seconds (this run)": "8", "method/SIR (this run)": "2.00×" + dagger,
+                                                   "libsvm/method (this run)": "2.00×", "method/SIR (paper)": "1.28×"},
+    }
+    for (section, dataset, k, method), cells in expected.items():
+        row = _cells(_section(sections, section), dataset, k, method)
+        assert {column: row[column] for column in cells} == cells
+
+    frame = estimated_frames["table3"].set_index(["k", "label"])
+    assert frame.loc[("10", "sir"), "speedup_libsvm_estimated"] and not frame.loc[("10", "sir"), "estimated"]
+    assert frame.loc[("100", "sir"), "paper_speedup_libsvm_estimated"]
+    assert not frame.loc[("10", "sir"), "speedup_cold_estimated"]
+
+
+def test_notes_say_what_is_estimated_from_how_many_rounds_and_disclose_the_gradient_carry(groups, tmp_path):
+    """Catches notes that mark estimates without saying from how many rounds, that leave out the paper's own
+    estimates, that describe the extrapolation of seeded methods as a mean over every round, or that keep
+    the gradient carry-over of the seeded rounds from the reader."""
+    out = tmp_path / "tables"
+    tables.write_tables(groups, PAPER_RESULTS, out)
+    loo = (out / "loocv.md").read_text()
+    assert "libsvm, avg, sir on heart (k = loo) from 4 of 40 rounds" in loo
+    assert "seeded rounds 2..R" in loo
+    table3 = (out / "table3.md").read_text()
+    assert "This run has no estimated figure here." in table3
+    for name in ("table1.md", "table3.md", "loocv.md", "table1.tex", "loocv.html", "paper_vs_reproduced.md",
+                 "paper_vs_reproduced.html"):
+        text = (out / name).read_text()
+        assert "G' = G + Q(alpha' - alpha)" in text.replace("&#x27;", "'"), name
+        assert "which the paper does not describe" in text, name
+    report = (out / "paper_vs_reproduced.md").read_text()
+    assert "from 4 of 40 rounds" in report and "seeded rounds 2..R" in report
+
+
+def test_the_papers_estimates_are_named_in_the_notes_and_escaped_in_latex(tmp_path):
+    """Catches dropping the paper's own estimates from the notes (MNIST's ATO in Table 1) and writing the
+    paper's note verbatim into LaTeX, where its backslash would start an undefined command."""
+    records = [make_record("mnist", 10, m, 0.1, 10) for m in ("libsvm", "ato", "sir")]
+    out = tmp_path / "tables"
+    tables.write_tables({"table1": write_records(tmp_path / "t1", records)}, PAPER_RESULTS, out)
+    assert "The paper's estimates: ato on mnist (k = 10)" in (out / "table1.md").read_text()
+    tex = (out / "table1.tex").read_text()
+    assert r"\textbackslash{}eat\{est\}" in tex and r"\eat{" not in tex

@@ -25,7 +25,11 @@ compilation happens before timing and is reported as ``seconds_compile``. For `l
 ``seconds_conversion`` and is not part of the total. With ``max_rounds`` only the first rounds
 run; ``seconds``, ``seconds_init`` and ``seconds_rest`` are then the measured figure plus the
 mean per-round figure times the rounds left (``estimated`` is true), while accuracy and
-iterations are over the rounds run.
+iterations are over the rounds run. The mean is over the rounds run that are like the rounds
+left: every round for `libsvm`, `cold`, `avg` and `top` (whose every round is seeded from the
+full model), but only the seeded rounds 2..R for `ato`, `mir` and `sir`, whose cold round 1
+would inflate ``rest`` and deflate ``init``. Those methods therefore refuse ``max_rounds = 1``
+(no seeded round to extrapolate from) unless that already covers every round.
 """
 
 from __future__ import annotations
@@ -147,7 +151,7 @@ def cross_validate(
     n = y.shape[0]
     n_folds = resolve_k(k, n)
     _check_method(method, k == LEAVE_ONE_OUT, n_folds)
-    rounds_to_run = _rounds_to_run(max_rounds, n_folds)
+    rounds_to_run = _rounds_to_run(max_rounds, n_folds, method)
     check_C(C)
     if not (np.isfinite(gamma) and gamma > 0):
         # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
@@ -187,8 +191,12 @@ def _summarise(rounds, predictions, folds, y, engine, started, settings) -> CVRe
     rounds_left = n_folds - len(rounds)
     seed_seconds = np.array([r.seconds.seed for r in rounds])
     rest_seconds = np.array([r.seconds.rest for r in rounds])
-    init = engine.seconds_full_model + seed_seconds.sum() + seed_seconds.mean() * rounds_left
-    rest = rest_seconds.sum() + rest_seconds.mean() * rounds_left
+    like_rounds_left = slice(1, None) if _cold_first_round(settings["method"]) else slice(None)
+    init = engine.seconds_full_model + seed_seconds.sum()
+    rest = rest_seconds.sum()
+    if rounds_left:
+        init += seed_seconds[like_rounds_left].mean() * rounds_left
+        rest += rest_seconds[like_rounds_left].mean() * rounds_left
     measured = engine.seconds_kernel + engine.seconds_full_model + seed_seconds.sum() + rest_seconds.sum()
     tested = predictions != 0
     n_correct = int(np.sum(predictions[tested] == y[tested]))
@@ -382,9 +390,21 @@ def _check_method(method: str, leave_one_out: bool, n_folds: int) -> None:
         raise ConfigError(f"method {method!r} needs k >= 3 (k = 2 shares no fold between rounds)")
 
 
-def _rounds_to_run(max_rounds, n_folds: int) -> int:
+def _cold_first_round(method: str) -> bool:
+    """A k-fold seeder: round 1 is cold, the later rounds are seeded from the round before."""
+    seeders, loo_only = _seeders()
+    return method in seeders and method not in loo_only
+
+
+def _rounds_to_run(max_rounds, n_folds: int, method: str) -> int:
     if max_rounds is None:
         return n_folds
     if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
         raise ConfigError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
-    return min(int(max_rounds), n_folds)
+    rounds = min(int(max_rounds), n_folds)
+    if rounds == 1 < n_folds and _cold_first_round(method):
+        raise ConfigError(
+            f"max_rounds = 1 runs only the cold round 1 of {method!r}, which says nothing of its "
+            "seeded rounds: use max_rounds >= 2 to estimate the total from them"
+        )
+    return rounds

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from .atomic import atomic_path
 from .records import read_run_record
@@ -48,31 +50,56 @@ def _colors(labels: list[str], order: list[str]) -> dict[str, tuple]:
     }
 
 
+ESTIMATED_LABEL = "estimated from the first rounds"
+HATCH = "//"
+
+
+def _points(axes, x, y, estimated, marker: str, color, label: str | None = None, **style) -> None:
+    """Markers at (x, y): filled where measured, hollow where ``estimated``; ``label`` names the filled ones."""
+    x, y, estimated = (np.asarray(v) for v in (x, y, estimated))
+    estimated = estimated.astype(bool)
+    axes.plot(x[~estimated], y[~estimated], marker=marker, linestyle="none", color=color, label=label, **style)
+    axes.plot(x[estimated], y[estimated], marker=marker, linestyle="none", color=color, markerfacecolor="none",
+              **style)
+
+
+def _legend(axes, extra: list, **options) -> None:
+    handles, labels = axes.get_legend_handles_labels()
+    axes.legend(handles + extra, labels + [h.get_label() for h in extra], numpoints=1, **options)
+
+
 def loocv_figure(frame: pd.DataFrame) -> Figure:
-    """Elapsed time of each method relative to SIR, log scale, one group per dataset; the paper's as markers."""
+    """Elapsed time of each method relative to SIR, log scale, one group per dataset; the paper's as markers.
+
+    A bar is hatched, a paper marker hollow, when its ratio is estimated: either its method's time or SIR's.
+    """
     datasets = _order(frame["dataset"], DATASET_ORDER)
     labels = [label for label in _order(frame["label"], METHOD_ORDER) if label != "sir"]
     colors = _colors(labels, METHOD_ORDER)
     figure = Figure(figsize=(max(6.0, 1.6 * len(datasets) + 2), 4.0))
     axes = figure.subplots()
     width = 0.8 / max(len(labels), 1)
+    any_estimated = False
     for i, label in enumerate(labels):
         rows = frame[frame["label"] == label].set_index("dataset").reindex(datasets)
         x = np.arange(len(datasets)) + (i - (len(labels) - 1) / 2) * width
-        ours = rows["relative_to_sir"].to_numpy(dtype=float)
-        hatches = ["//" if estimated is True else "" for estimated in rows["estimated"]]
-        bars = axes.bar(x, ours, width, color=colors[label], label=label)
-        for bar, hatch in zip(bars, hatches):
-            bar.set_hatch(hatch)
-        paper = rows["paper_relative_to_sir"].to_numpy(dtype=float)
-        axes.scatter(x, paper, marker="D", s=18, color="black", zorder=3, label="paper" if i == 0 else None)
+        estimated = rows["relative_to_sir_estimated"].fillna(False).to_numpy(dtype=bool)
+        bars = axes.bar(x, rows["relative_to_sir"].to_numpy(dtype=float), width, color=colors[label], label=label)
+        for bar, hatched in zip(bars, estimated):
+            bar.set_hatch(HATCH if hatched else "")
+        paper_estimated = rows["paper_relative_to_sir_estimated"].fillna(False).to_numpy(dtype=bool)
+        _points(axes, x, rows["paper_relative_to_sir"].to_numpy(dtype=float), paper_estimated, "D", "black",
+                label="paper" if i == 0 else None, markersize=4, zorder=3)
+        any_estimated |= bool(estimated.any() or paper_estimated.any())
     axes.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
     axes.set_yscale("log")
     axes.set_xticks(np.arange(len(datasets)), datasets)
     axes.set_ylabel("elapsed time / SIR's (log scale)")
-    axes.set_title("Leave-one-out CV: time relative to SIR (bars: this run, hatched = estimated; \u25c6: paper)",
-                   fontsize=9)
-    axes.legend(fontsize=8, ncol=2)
+    axes.set_title("Leave-one-out CV: time relative to SIR (bars: this run; \u25c6: paper)", fontsize=9)
+    marker = Patch(facecolor="white", edgecolor="black", hatch=HATCH,
+                   label=f"{ESTIMATED_LABEL} (hatched bar, hollow \u25c7)")
+    # Beside the axes: inside, it hides the tallest bars.
+    _legend(axes, [marker] if any_estimated else [], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return figure
 
 
@@ -103,27 +130,35 @@ def iterations_per_round_figure(records: list[dict]) -> Figure:
 
 
 def speedup_vs_k_figure(frame: pd.DataFrame) -> Figure:
-    """LibSVM's time / SIR's against k per dataset: this run solid, the paper dashed."""
+    """LibSVM's time / SIR's against k per dataset: this run solid, the paper dashed; hollow points are estimated
+    (LibSVM's time, SIR's or both)."""
     datasets = _order(frame["dataset"], DATASET_ORDER)
     colors = _colors(datasets, DATASET_ORDER)
     sir = frame[(frame["label"] == "sir") & (frame["k"] != "loo")].copy()
     sir["k_value"] = sir["k"].astype(int)
     figure = Figure(figsize=(5.5, 4.0))
     axes = figure.subplots()
+    any_estimated = False
     for dataset in datasets:
         rows = sir[sir["dataset"] == dataset].sort_values("k_value")
-        ours = rows.dropna(subset=["speedup_libsvm"])
-        paper = rows.dropna(subset=["paper_speedup_libsvm"])
-        axes.plot(ours["k_value"], ours["speedup_libsvm"], marker="o", color=colors[dataset], label=dataset)
-        axes.plot(paper["k_value"], paper["paper_speedup_libsvm"], marker="D", linestyle="--",
-                  color=colors[dataset], alpha=0.7)
+        for ratio, marker, linestyle, alpha in (("speedup_libsvm", "o", "-", 1.0),
+                                                ("paper_speedup_libsvm", "D", "--", 0.7)):
+            points = rows.dropna(subset=[ratio])
+            ours = ratio == "speedup_libsvm"
+            axes.plot(points["k_value"], points[ratio], linestyle=linestyle, color=colors[dataset], alpha=alpha,
+                      label=dataset if ours else None)
+            _points(axes, points["k_value"], points[ratio], points[f"{ratio}_estimated"], marker, colors[dataset],
+                    alpha=alpha)
+            any_estimated |= bool(points[f"{ratio}_estimated"].any())
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.axhline(1.0, color="grey", linewidth=0.8)
     axes.set_xlabel("k")
     axes.set_ylabel("LibSVM time / SIR time")
-    axes.set_title("Speedup of SIR over LibSVM against k (solid: this run, dashed: paper)", fontsize=9)
-    axes.legend(fontsize=8)
+    axes.set_title("Speedup of SIR over LibSVM against k (solid \u25cf: this run, dashed \u25c6: paper)", fontsize=9)
+    marker = Line2D([], [], marker="o", linestyle="none", color="black", markerfacecolor="none",
+                    label=f"{ESTIMATED_LABEL} (hollow)")
+    _legend(axes, [marker] if any_estimated else [], fontsize=8)
     return figure
 
 

@@ -35,11 +35,50 @@ MACHINE_NOTE = (
     "The paper's times were measured with its C++ code on a 6-core Intel Xeon E5-2620; this run's on "
     "{cpu}. Absolute seconds do not compare across machines: compare the ratios."
 )
-MARKER_NOTE = (
-    f"{ESTIMATED} estimated: the total time is extrapolated from the first rounds (max_rounds), as the "
-    "paper did; iterations and accuracy are over the rounds run. "
-    f"{CAP_HIT} at least one round stopped at the solver's iteration cap (not converged)."
+ESTIMATE_NOTE = (
+    f"{ESTIMATED} estimated from the first R rounds (max_rounds), as the paper did for its longest runs: the rounds "
+    "not run are counted at the mean time of the rounds run like them (for ATO, MIR and SIR the seeded rounds "
+    "2..R, round 1 being cold; for the other methods every round run); iterations and accuracy are over the "
+    f"rounds run. A ratio carries {ESTIMATED} when either of its figures is estimated."
 )
+CAP_NOTE = (
+    f"{CAP_HIT} at least one round stopped at the solver's iteration cap (not converged); a ratio carries "
+    f"{CAP_HIT} when either of its runs did."
+)
+CARRY_NOTE = (
+    "Gradient carry-over, which the paper does not describe: this run's seeded rounds (ATO, MIR and SIR from "
+    "round 2, AVG and TOP in every round), in the paper-faithful columns too, start from the gradient of the "
+    "model they are seeded from, updated over the alphas that changed (G' = G + Q(alpha' - alpha)), instead of "
+    "computing it anew from the seed. LibSVM and the cold start begin at alpha = 0 and need neither."
+)
+
+
+def _listing(values: pd.Series) -> str:
+    return ", ".join(dict.fromkeys(values))
+
+
+def estimate_note(frame: pd.DataFrame) -> str:
+    """The note on estimates under a table: how they are made, and which figures are, from how many rounds."""
+    note = [ESTIMATE_NOTE]
+    ours = frame[frame["estimated"]]
+    if len(ours):
+        runs = ours.groupby(["dataset", "k", "rounds_run", "rounds_total"], sort=False)["label"].agg(_listing)
+        note.append("This run estimated " + "; ".join(
+            f"{labels} on {dataset} (k = {k}) from {rounds:.0f} of {total:.0f} rounds"
+            for (dataset, k, rounds, total), labels in runs.items()) + ".")
+    else:
+        note.append("This run has no estimated figure here.")
+    theirs = frame[frame["paper_estimated"]]
+    if len(theirs):
+        notes = theirs.groupby(["dataset", "k", "paper_note"], sort=False)["method"].agg(_listing)
+        note.append("The paper's estimates: " + "; ".join(
+            f"{methods} on {dataset} (k = {k}): {text}" for (dataset, k, text), methods in notes.items()) + ".")
+    return " ".join(note)
+
+
+def table_notes(frame: pd.DataFrame, cpu: str) -> list[str]:
+    """What a reader of a table of times must know: the machines, the markers, the gradient carry-over."""
+    return [MACHINE_NOTE.format(cpu=cpu), estimate_note(frame), CAP_NOTE, CARRY_NOTE]
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
@@ -146,11 +185,27 @@ def _paper_wide(paper: pd.DataFrame, table: str) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def _ratio(frame: pd.DataFrame, column: str, reference_rows: pd.DataFrame, keys: list[str]) -> pd.Series:
-    """reference's ``column`` / this row's ``column``, the reference matched on ``keys``."""
-    reference = reference_rows[keys + [column]].rename(columns={column: "_ref"})
-    merged = frame[keys + [column]].merge(reference, on=keys, how="left")
-    return pd.Series((merged["_ref"] / merged[column]).to_numpy(), index=frame.index)
+FLAGS = ("estimated", "iteration_cap_hit")
+
+
+def _add_ratio(frame: pd.DataFrame, name: str, reference: pd.DataFrame, keys: list[str], *, paper: bool = False,
+               inverse: bool = False) -> None:
+    """``frame[name]`` = the reference's total seconds / this row's (``inverse``: this row's / the reference's),
+    the reference matched on ``keys``; ``frame[name + "_" + flag]`` is true when either figure has the flag.
+
+    The flags are the markers of the ratio's cell: a ratio over an estimated figure is an estimate, whichever
+    side of the division that figure is on. ``paper`` takes the paper's figures and flags instead of this run's.
+    """
+    prefix = "paper_" if paper else ""
+    value, flags = f"{prefix}seconds_total", [f"{prefix}{flag}" for flag in FLAGS if f"{prefix}{flag}" in frame]
+    columns = [value, *flags]
+    ref = reference[keys + columns].rename(columns={c: f"_ref_{c}" for c in columns})
+    merged = frame[keys + columns].merge(ref, on=keys, how="left")
+    ratio = merged[f"_ref_{value}"] / merged[value]
+    frame[name] = (1.0 / ratio if inverse else ratio).to_numpy()
+    for flag in flags:
+        either = merged[flag].fillna(False).astype(bool) | merged[f"_ref_{flag}"].fillna(False).astype(bool)
+        frame[f"{name}_{flag.removeprefix(prefix)}"] = either.to_numpy()
 
 
 def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFrame:
@@ -158,7 +213,9 @@ def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFr
 
     ``speedup_libsvm`` = libsvm seconds / this method's (same dataset and k), ``speedup_cold`` =
     cold seconds (same kernel mode; paper-faithful cold for libsvm) / this method's, and
-    ``relative_to_sir`` = this method's seconds / paper-faithful SIR's, as in the LOO figure.
+    ``relative_to_sir`` = this method's seconds / paper-faithful SIR's, as in the LOO figure; the paper's
+    ratios are ``paper_speedup_libsvm`` and ``paper_relative_to_sir``. Each ratio has its own
+    ``<ratio>_estimated`` and ``<ratio>_iteration_cap_hit``, true when either of its figures has the flag.
     """
     if table not in TABLE_KINDS:
         raise AlphaseedError(f"unknown table kind {table!r}; expected one of {TABLE_KINDS}")
@@ -168,9 +225,9 @@ def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFr
     libsvm = frame[frame["method"] == "libsvm"]
     cold = frame[frame["method"] == "cold"].assign(_cold_mode=lambda f: f["kernel_mode"])
     sir = frame[(frame["method"] == "sir") & (frame["kernel_mode"] == PAPER_KERNEL_MODE)]
-    frame["speedup_libsvm"] = _ratio(frame, "seconds_total", libsvm, keys)
-    frame["speedup_cold"] = _ratio(frame, "seconds_total", cold, keys + ["_cold_mode"])
-    frame["relative_to_sir"] = 1.0 / _ratio(frame, "seconds_total", sir, keys)
+    _add_ratio(frame, "speedup_libsvm", libsvm, keys)
+    _add_ratio(frame, "speedup_cold", cold, keys + ["_cold_mode"])
+    _add_ratio(frame, "relative_to_sir", sir, keys, inverse=True)
     frame = frame.drop(columns="_cold_mode")
 
     paper_wide = _paper_wide(paper, table)
@@ -185,19 +242,13 @@ def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFr
     paper_only = paper_only[paper_only["dataset"].isin(frame["dataset"])]
     paper_only = paper_only.assign(label=paper_only["method"], estimated=False, iteration_cap_hit=False)
     frame = pd.concat([frame, paper_only], ignore_index=True) if len(paper_only) else frame
-
-    def paper_ratio(numerator_method: str | None, denominator: bool) -> pd.Series:
-        ref = paper_wide if numerator_method is None else paper_wide[paper_wide["method"] == numerator_method]
-        ref = ref[keys + ["paper_seconds_total"]].rename(columns={"paper_seconds_total": "_ref"})
-        merged = frame[keys + ["paper_seconds_total"]].merge(ref, on=keys, how="left")
-        values = merged["paper_seconds_total"] / merged["_ref"] if denominator else merged["_ref"] / merged["paper_seconds_total"]
-        return pd.Series(values.to_numpy(), index=frame.index)
-
-    frame["paper_speedup_libsvm"] = paper_ratio("libsvm", denominator=False)
-    frame["paper_relative_to_sir"] = paper_ratio("sir", denominator=True)
-    frame["estimated"] = frame["estimated"].fillna(False).astype(bool)
-    frame["iteration_cap_hit"] = frame["iteration_cap_hit"].fillna(False).astype(bool)
     frame["paper_estimated"] = frame["paper_estimated"].fillna(False).astype(bool)
+
+    _add_ratio(frame, "paper_speedup_libsvm", paper_wide[paper_wide["method"] == "libsvm"], keys, paper=True)
+    _add_ratio(frame, "paper_relative_to_sir", paper_wide[paper_wide["method"] == "sir"], keys, paper=True,
+               inverse=True)
+    flag_columns = [c for c in frame.columns if c.endswith(FLAGS)]
+    frame[flag_columns] = frame[flag_columns].fillna(False).astype(bool)
     return _sorted(frame)
 
 
@@ -257,19 +308,25 @@ def format_number(value: float) -> str:
     return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:g}"
 
 
-def _markers(row: pd.Series) -> str:
-    return (ESTIMATED if row.get("estimated") else "") + (CAP_HIT if row.get("iteration_cap_hit") else "")
+def _markers(row: pd.Series, metric: str, source: str) -> str:
+    """The markers of one figure: its own flags, or for a ratio the flags of either of its figures."""
+    prefix = "paper_" if source == "paper" else ""
+
+    def flagged(flag: str) -> bool:
+        own = f"{prefix}{metric}_{flag}"
+        return bool(row.get(own if own in row.index else f"{prefix}{flag}", False))
+
+    return "".join(mark for flag, mark in zip(FLAGS, (ESTIMATED, CAP_HIT)) if flagged(flag))
 
 
 def _cell(metric: str, formatter):
-    """Render one figure of a row for a source: the paper's value, or this run's with its markers."""
+    """Render one figure of a row for a source: the paper's value, or this run's, with its markers."""
 
     def render(row: pd.Series, source: str) -> str:
         value = row.get(f"paper_{metric}" if source == "paper" else metric)
         if value is None or pd.isna(value):
             return NOT_AVAILABLE
-        marks = (ESTIMATED if row.get("paper_estimated") else "") if source == "paper" else _markers(row)
-        return formatter(value) + marks
+        return formatter(value) + _markers(row, metric, source)
 
     return render
 
@@ -365,7 +422,7 @@ def _markdown(frame: pd.DataFrame) -> str:
 
 
 def _latex_escape(text: str) -> str:
-    return "".join("\\" + c if c in "&%$#_{}" else c for c in text)
+    return "".join(r"\textbackslash{}" if c == "\\" else "\\" + c if c in "&%$#_{}" else c for c in text)
 
 
 def to_latex(table: pd.DataFrame, caption: str, label: str) -> str:
@@ -415,11 +472,9 @@ def comparison_document(frames: dict[str, pd.DataFrame], datasets: pd.DataFrame)
     machine = ", ".join(cpus) or "an unknown CPU"
     if threads:
         machine += f" ({'/'.join(map(str, threads))} thread(s) per job)"
-    notes = [
-        MACHINE_NOTE.format(cpu=machine),
+    notes = table_notes(pd.concat(frames.values(), ignore_index=True), machine) + [
         "The paper has no cold-start run of its own solver (its baseline is LibSVM), so cold/method exists for "
         "this run only.",
-        MARKER_NOTE,
         "Fast kernel modes appear as `method (mode)` and are never compared with the paper's figures.",
     ]
     layouts = [
@@ -482,11 +537,11 @@ def write_tables(groups: dict[str, list], paper_path: str | os.PathLike, out_dir
     frames = {kind: comparison(frame, paper, kind) for kind, frame in runs.items()}
     datasets = table2(runs["table1"], paper)
     cpu = ", ".join(sorted(runs["table1"]["cpu"].dropna().unique())) or "an unknown CPU"
-    footnote = f" {MACHINE_NOTE.format(cpu=cpu)} {MARKER_NOTE}"
     outputs = {"table2": (datasets, table2_wide(datasets), CAPTIONS["table2"])}
     for name, (kind, wide) in WIDE.items():
         if kind in frames:
-            outputs[name] = (frames[kind], wide(frames[kind]), CAPTIONS[name] + footnote)
+            caption = " ".join([CAPTIONS[name], *table_notes(frames[kind], cpu)])
+            outputs[name] = (frames[kind], wide(frames[kind]), caption)
     written = []
     for name, (frame, wide, caption) in outputs.items():
         write_csv(out_dir / f"{name}.csv", frame)

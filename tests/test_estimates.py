@@ -1,0 +1,126 @@
+"""Estimated totals: how the rounds not run are extrapolated, and how the benchmarks flag them."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from alphaseed import cross_validate
+from alphaseed.cv import RoundRecord, RoundSeconds, _summarise
+from alphaseed.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def summarise(method: str, n_folds: int, seeds: list[float], rests: list[float], full_model: float = 0.0):
+    """``_summarise`` over hand-made rounds with the given seeding and rest seconds."""
+    rounds = [
+        RoundRecord(round=h, train_size=9, test_size=1, iterations=10, n_sv=3, n_bounded_sv=1, objective=-1.0,
+                    rho=0.0, n_correct=1, iteration_cap_hit=False,
+                    seconds=RoundSeconds(seed=seed, train=rest))
+        for h, (seed, rest) in enumerate(zip(seeds, rests), start=1)
+    ]
+    n = n_folds
+    predictions = np.zeros(n, dtype=np.int8)
+    predictions[: len(rounds)] = 1
+    engine = SimpleNamespace(seconds_kernel=0.5, seconds_full_model=full_model, seconds_compile=0.0,
+                             seconds_conversion=0.0)
+    settings = dict(method=method, k=n_folds, n_folds=n_folds, n=n, dim=2, seed=0, max_rounds=len(rounds),
+                    kernel_mode="cache", C=1.0, gamma=0.5, eps=1e-3, cache_mb=100.0, shrinking=True)
+    return _summarise(rounds, predictions, np.arange(n), np.ones(n), engine, "", settings)
+
+
+@pytest.mark.parametrize("method", ["ato", "mir", "sir"])
+def test_kfold_seeders_extrapolate_from_their_seeded_rounds_only(method):
+    """Catches averaging over every round run: the cold round 1 (rest 4 s, no seeding) would
+    make the 7 rounds left cost 2.33 s of rest and 0.33 s of seeding each instead of 1.5 and 0.5."""
+    result = summarise(method, 10, seeds=[0.0, 0.25, 0.75], rests=[4.0, 1.0, 2.0])
+    assert result.estimated
+    assert result.seconds_init == 1.0 + 0.5 * 7
+    assert result.seconds_rest == 7.0 + 1.5 * 7
+    assert result.seconds == 0.5 + result.seconds_init + result.seconds_rest
+    assert result.seconds_measured == 0.5 + 1.0 + 7.0
+
+
+@pytest.mark.parametrize("method", ["avg", "top"])
+def test_full_model_seeders_extrapolate_from_every_round(method):
+    """Catches dropping round 1 for avg/top as well: their round 1 is seeded from the full model like
+    every other, so skipping it would give 1/3 s of seeding and 4/3 s of rest per round left."""
+    result = summarise(method, 8, seeds=[1.0, 0.5, 0.25, 0.25], rests=[4.0, 1.0, 1.0, 2.0], full_model=2.0)
+    assert result.seconds_init == 2.0 + 2.0 + 0.5 * 4
+    assert result.seconds_rest == 8.0 + 2.0 * 4
+    assert result.seconds == 0.5 + result.seconds_init + result.seconds_rest
+
+
+@pytest.mark.parametrize("method", ["cold", "libsvm"])
+def test_unseeded_methods_extrapolate_from_every_round(method):
+    """Catches treating round 1 of cold or LibSVM as special: all their rounds are alike."""
+    result = summarise(method, 10, seeds=[0.0, 0.0, 0.0], rests=[4.0, 1.0, 1.0])
+    assert result.seconds_init == 0.0
+    assert result.seconds_rest == 6.0 + 2.0 * 7
+
+
+def test_every_round_run_is_not_extrapolated():
+    """Catches an estimate (or a NaN from an empty mean) when no round is left."""
+    result = summarise("sir", 3, seeds=[0.0, 0.25, 0.25], rests=[4.0, 1.0, 1.0])
+    assert not result.estimated
+    assert result.seconds_init == 0.5 and result.seconds_rest == 6.0
+
+
+def test_one_round_of_a_kfold_seeder_is_refused():
+    """Catches extrapolating a k-fold seeder from its cold round 1 alone (or from nothing), which
+    would report the cold start's time as the seeder's; a cold run of one round stays allowed."""
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(30) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(30, 2)) + y[:, None]
+    with pytest.raises(ConfigError, match="max_rounds >= 2"):
+        cross_validate(X, y, 1.0, 0.5, 5, "sir", max_rounds=1)
+    assert cross_validate(X, y, 1.0, 0.5, 5, "cold", max_rounds=1).estimated
+
+
+@pytest.fixture(scope="module")
+def bench_cv():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import bench_cv
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    return bench_cv
+
+
+def test_a_benchmark_row_is_estimated_when_any_figure_in_it_is(bench_cv):
+    """Catches flagging a row by its own time only: with LibSVM estimated from its first rounds, every
+    vs_libsvm divides by an estimate; with a cold start estimated, the vs_cold_same_mode of its mode does.
+    Catches flagging rows whose figures are all measured (the other thread count, the other mode)."""
+    def row(method, mode, threads, seconds, estimated=False):
+        return dict(dataset="adult", k=10, threads=threads, method=method, requested_mode=mode, mode=mode,
+                    seconds=seconds, estimated=estimated)
+
+    table = bench_cv.with_ratios(pd.DataFrame([
+        row("libsvm", "cache", 1, 100.0, estimated=True), row("cold", "gram", 1, 50.0), row("sir", "gram", 1, 10.0),
+        row("libsvm", "cache", 2, 80.0), row("cold", "gram", 2, 40.0, estimated=True), row("sir", "gram", 2, 8.0),
+        row("cold", "shared", 2, 20.0), row("sir", "shared", 2, 4.0),
+    ]))
+    assert table["estimated"].tolist() == [True, True, True, False, True, True, False, False]
+    assert table["vs_libsvm"].tolist() == [1.0, 2.0, 10.0, 1.0, 2.0, 10.0, 4.0, 20.0]
+    assert table["vs_cold_same_mode"].fillna(-1.0).tolist() == [-1.0, 1.0, 5.0, -1.0, 1.0, 5.0, 1.0, 5.0]
+
+
+TIME_FIGURE = re.compile(r"\d[\d.,]*\s*(?:million\s+)?(?:seconds?|minutes?|hours?|days?)\b", re.IGNORECASE)
+
+
+def test_every_time_figure_in_the_readme_says_whether_it_is_estimated():
+    """Catches a README that states an extrapolated run time (LibSVM's 15 and 50 minutes on full Adult and
+    Webdata, the paper's 2.5 million seconds on MNIST) as if it had been measured."""
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    sentences = re.split(r"(?<=[.;:])\s+(?=[A-Z`(])", text)
+    timed = [s for s in sentences if TIME_FIGURE.search(s)]
+    assert len(timed) >= 2
+    unmarked = [s for s in timed if "estimat" not in s.lower()]
+    assert not unmarked
