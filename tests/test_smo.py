@@ -195,23 +195,26 @@ def test_a_carried_gradient_equals_the_one_built_from_scratch():
     assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
 
 
-def test_the_thread_count_changes_nothing():
-    """Above PARALLEL_ACTIVE the active-set loops run in one chunk per thread."""
-    from numba import get_num_threads, set_num_threads
+def test_the_chunk_count_changes_nothing(monkeypatch):
+    """Above PARALLEL_ACTIVE the active-set loops run in one chunk per thread, the chunk count
+    being the thread count Numba reports when the solve starts. Faking that count runs the
+    chunked path with 2, 3 and 7 chunks even on a one-thread machine (prange spreads them over
+    the threads there are). Catches a combination rule that depends on the chunk count: the
+    first chunk winning a tie instead of the later index (at the start every I_up instance ties,
+    and with 7 chunks they span three), gmax2 taken from one chunk, or chunk bounds that drop
+    or repeat an index."""
+    from alphaseed import smo
 
-    from alphaseed.smo import PARALLEL_ACTIVE
-
-    X, y = blobs(n=PARALLEL_ACTIVE + 1000, seed=9, sep=0.2)
+    X, y = blobs(n=smo.PARALLEL_ACTIVE + 1000, seed=9, sep=0.2)
     km = KernelMatrix(X, 0.5, mode="gram", memory_budget=2 << 30)
-    threads = get_num_threads()
-    runs = []
-    for count in sorted({1, threads, 2}):
-        set_num_threads(min(count, threads))
-        try:
-            runs.append(solve(km, y, np.arange(km.n), C=10.0))
-        finally:
-            set_num_threads(threads)
-    for run in runs[1:]:
-        assert run.iterations == runs[0].iterations
-        np.testing.assert_array_equal(run.alpha, runs[0].alpha)
-        assert run.rho == runs[0].rho
+    # LibSVM first shrinks after 1000 iterations; until then all instances are active and
+    # every step goes through the chunked loops.
+    runs = {}
+    for chunks in (1, 2, 3, 7):
+        monkeypatch.setattr(smo, "get_num_threads", lambda: chunks)
+        runs[chunks] = solve(km, y, np.arange(km.n), C=10.0, max_iter=1000)
+    for chunks, run in runs.items():
+        assert run.iterations == runs[1].iterations == 1000
+        np.testing.assert_array_equal(run.alpha, runs[1].alpha, err_msg=f"{chunks} chunks")
+        np.testing.assert_array_equal(run.gradient, runs[1].gradient, err_msg=f"{chunks} chunks")
+        assert run.rho == runs[1].rho
