@@ -150,6 +150,38 @@ def test_mir_normal_equations_agree_with_direct_least_squares(small_problem, mon
     assert np.linalg.norm(A @ normal - b) == pytest.approx(np.linalg.norm(A @ direct - b), rel=1e-4)
 
 
+def test_mir_recovers_alpha_t_when_equation_13_is_exact():
+    """Catches a wrong right-hand side of Equation 13: Delta f = f - b instead of b - f, y * Delta f
+    without the y, Q_{S,R} alpha_R dropped or subtracted, rows of R included, or Delta f not zero
+    on the free SVs. The previous round is built so that Equation 13 has the exact solution
+    alpha_T*, which MIR must then return (AdjustAlpha has nothing left to do)."""
+    X = np.random.default_rng(48).normal(size=(19, 2))  # a seed where alpha_T* is inside (0, C)
+    y = np.array([1, -1] * 6 + [1, -1, 1, -1] + [1, 1, -1], dtype=float)
+    S, R, T = np.arange(12), np.arange(12, 16), np.arange(16, 19)
+    C, b = 1.0, 0.3
+    alpha_S = np.array([1.0, 1.0, 0.0, 0.0, 0.4, 0.4, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0])  # 4, 5 free
+    alpha_R = np.array([0.5, 0.2, 0.3, 0.6])  # sum y alpha = 0 over S, and over R
+    kernel = KernelMatrix(X, 0.8)
+    Q = kernel.block(np.arange(19), np.arange(19)).astype(float) * np.outer(y, y)
+    free = (alpha_S > 0) & (alpha_S < C)
+    # Equation 13 is exact when y_S * Delta f_S = Q_{S,T} alpha_T* - Q_{S,R} alpha_R. On the free
+    # rows Delta f = 0: with y_T alpha_T* = y_R alpha_R that fixes alpha_T* (3 equations, 3
+    # unknowns). On the bounded rows Delta f = b - f: the previous f is set to match.
+    A = np.vstack((Q[np.ix_(S[free], T)], y[T]))
+    alpha_T = np.linalg.solve(A, np.append(Q[np.ix_(S[free], R)] @ alpha_R, y[R] @ alpha_R))
+    assert ((alpha_T > 0.1) & (alpha_T < 0.9)).all()
+    delta_f = y[S] * (Q[np.ix_(S, T)] @ alpha_T - Q[np.ix_(S, R)] @ alpha_R)
+    np.testing.assert_allclose(delta_f[free], 0.0, atol=1e-12)
+    f_S = b - delta_f
+    prev_alpha = np.concatenate((alpha_S, alpha_R))
+    assert abs(y[S] @ alpha_S + y[R] @ alpha_R) < 1e-12
+    ctx = SeedContext(kernel=kernel, y=y, C=C, prev_index=np.concatenate((S, R)),
+                      prev_alpha=prev_alpha, prev_gradient=np.append(y[S] * f_S, np.zeros(R.size)),
+                      prev_rho=b, shared=S, removed=R, added=T, next_index=np.concatenate((S, T)))
+    seed = SEEDERS["mir"](ctx)
+    np.testing.assert_allclose(seed, np.concatenate((alpha_S, alpha_T)), rtol=0, atol=1e-9)
+
+
 # --- ATO -------------------------------------------------------------------------------------
 
 def test_ato_path_ends_at_the_next_optimum(small_problem):
