@@ -42,12 +42,15 @@ def assert_matches_libsvm(X, y, C, gamma, k, **options):
 
 @pytest.mark.parametrize("seed, C, gamma", [(0, 1.0, 0.2), (1, 10.0, 0.5), (2, 100.0, 0.1)])
 def test_cold_matches_libsvm_on_synthetic_problems(seed, C, gamma):
+    """Catches the cold solver departing from LibSVM round by round: objective, SVs, iterations,
+    predictions."""
     X, y = synthetic(seed)
     assert_matches_libsvm(X, y, C, gamma, k=5, seed=seed)
 
 
 @pytest.mark.mirror
 def test_heart_k10_matches_libsvm_and_the_paper(real_dataset):
+    """Catches our cold k = 10 run on Heart departing from LibSVM or from the paper's 55.56%."""
     X, y = real_dataset("heart")
     ours, ref = assert_matches_libsvm(X, y, 2182, 0.2, k=10)
     assert round(ours.accuracy, 2) == round(ref.accuracy, 2) == 55.56
@@ -56,6 +59,8 @@ def test_heart_k10_matches_libsvm_and_the_paper(real_dataset):
 @pytest.mark.mirror
 @pytest.mark.slow
 def test_madelon_k3_matches_libsvm(real_dataset):
+    """Catches the cold solver departing from LibSVM on Madelon (500 raw features, where float32
+    distances would cancel)."""
     X, y = real_dataset("madelon")
     ours, ref = assert_matches_libsvm(X, y, 1, 0.7071, k=3)
     assert ours.accuracy == ref.accuracy == 50.0
@@ -64,6 +69,7 @@ def test_madelon_k3_matches_libsvm(real_dataset):
 @pytest.mark.mirror
 @pytest.mark.slow
 def test_adult_sample_k3_matches_libsvm(real_dataset):
+    """Catches the cold solver departing from LibSVM on an Adult sample (large C, sparse data)."""
     X, y = real_dataset("adult")
     keep = stratified_subsample(y, 3000, seed=0)
     ours, ref = assert_matches_libsvm(X[keep], y[keep], 100, 0.5, k=3)
@@ -71,6 +77,7 @@ def test_adult_sample_k3_matches_libsvm(real_dataset):
 
 
 def test_a_round_without_one_class_predicts_the_other_like_libsvm():
+    """Catches a one-class training round predicted differently from LibSVM (or crashing)."""
     X, y = synthetic(3, n=30)
     y[:] = -1.0
     y[0] = 1.0  # its fold's round trains on -1 only
@@ -102,6 +109,8 @@ def test_max_rounds_runs_the_first_rounds_and_estimates_the_rest(method):
 
 @pytest.mark.parametrize("method", ["cold", "libsvm", "sir"])
 def test_same_seed_same_folds_iterations_and_predictions(method):
+    """Catches nondeterminism (folds, iterations or predictions changing between runs with one
+    seed) and a seed argument that changes nothing."""
     X, y = synthetic(5)
     first = cross_validate(X, y, 10.0, 0.3, 5, method, seed=7)
     second = cross_validate(X, y, 10.0, 0.3, 5, method, seed=7)
@@ -115,6 +124,10 @@ def test_same_seed_same_folds_iterations_and_predictions(method):
 @pytest.mark.parametrize("k, method", [(5, "ato"), (5, "mir"), (5, "sir"), ("loo", "sir"),
                                        ("loo", "avg"), ("loo", "top")])
 def test_seeded_rounds_reach_the_cold_optimum(k, method):
+    """Catches a seeded cross-validation whose rounds end elsewhere than cold's, or whose timing
+    split misplaces the seeding and full-model time. Any feasible seed reaches the cold
+    optimum, so the seeders' formulas are checked in test_naive_twins, their savings in
+    test_seeding_savings."""
     X, y = synthetic(6, n=40)
     cold = cross_validate(X, y, 10.0, 0.3, k, "cold")
     seeded = cross_validate(X, y, 10.0, 0.3, k, method)
@@ -150,6 +163,8 @@ def test_progress_reports_every_round():
     (10, "warm", ConfigError),
 ])
 def test_bad_k_or_method_raises_a_clear_error(k, method, error):
+    """Catches a bad k or method running (or failing obscurely) instead of raising an
+    AlphaseedError."""
     X, y = synthetic(8)
     with pytest.raises(error) as raised:
         cross_validate(X, y, 1.0, 0.2, k, method)
@@ -158,6 +173,7 @@ def test_bad_k_or_method_raises_a_clear_error(k, method, error):
 
 @pytest.mark.parametrize("options", [{"max_rounds": 0}, {"max_rounds": 2.0}, {"C": -1.0}])
 def test_bad_options_raise_before_any_work(options):
+    """Catches a bad max_rounds or C accepted or failing late."""
     X, y = synthetic(9)
     arguments = {"C": 1.0, "gamma": 0.2, "k": 5, "method": "cold", **options}
     with pytest.raises(AlphaseedError):
@@ -165,6 +181,7 @@ def test_bad_options_raise_before_any_work(options):
 
 
 def test_labels_other_than_plus_minus_one_are_refused():
+    """Catches 0/1 labels silently treated as -1/+1 or as one class."""
     X, y = synthetic(10)
     with pytest.raises(SolverInputError, match="-1 or \\+1"):
         cross_validate(X, (y + 1) / 2, 1.0, 0.2, 5, "cold")

@@ -56,6 +56,9 @@ def objectives_close(ours, theirs) -> bool:
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("method", ["cold", "ato", "mir", "sir"])
 def test_edge_case_terminates_stays_feasible_and_matches_libsvm(case, method):
+    """Catches the solver looping or diverging, or a seeder producing an infeasible or NaN seed,
+    on degenerate kernels and extreme C; every round must reach LibSVM's objective. Any
+    feasible seed passes, so this does not check the seeders' formulas (test_naive_twins does)."""
     make, C, gamma = CASES[case]
     X, y = make()
     X = sp.csr_matrix(X)

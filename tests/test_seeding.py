@@ -72,6 +72,8 @@ def small_problem():
 # --- AdjustAlpha ---------------------------------------------------------------------------
 
 def test_water_fill_shifts_uniformly_and_hits_the_target():
+    """Catches a water filling that misses its target, leaves the bounds, or shifts the entries
+    by different amounts (e.g. proportionally instead of uniformly)."""
     rng = np.random.default_rng(0)
     y = rng.choice([-1.0, 1.0], size=50)
     lo, hi = signed_bounds(y, 2.0)
@@ -87,6 +89,8 @@ def test_water_fill_shifts_uniformly_and_hits_the_target():
 
 
 def test_water_fill_out_of_reach_goes_to_the_bounds():
+    """Catches an unreachable target handled by stopping early or overshooting the bounds
+    instead of putting every entry on the bound it is pushed towards."""
     y = np.array([1.0, 1.0, -1.0])
     lo, hi = signed_bounds(y, 1.0)
     beta = np.array([0.2, 0.5, -0.5])
@@ -95,6 +99,8 @@ def test_water_fill_out_of_reach_goes_to_the_bounds():
 
 
 def test_adjust_moves_t_first_then_free_s():
+    """Catches AdjustAlpha moving S before T, skipping T, not clipping T to [0, C] first, or
+    moving bounded S instances before the free ones."""
     y = np.array([1.0, -1.0, 1.0, 1.0])
     alpha = np.array([0.5, 1.0, 0.0, 3.0])  # positions 2, 3 are T; T's 3.0 gets clipped to C = 1
     out = adjust_alpha(alpha, y, 1.0, [np.array([2, 3]), np.array([0])])
@@ -106,6 +112,8 @@ def test_adjust_moves_t_first_then_free_s():
 
 
 def test_adjust_with_one_label_falls_back_to_the_cold_start():
+    """Catches AdjustAlpha returning an unbalanced seed (which the solver would refuse) when one
+    label cannot be balanced, instead of the documented cold start."""
     y = np.ones(3)
     out = adjust_alpha(np.array([0.3, 0.2, 0.0]), y, 1.0, [np.arange(3)])
     np.testing.assert_array_equal(out, 0.0)
@@ -114,6 +122,8 @@ def test_adjust_with_one_label_falls_back_to_the_cold_start():
 # --- SIR -------------------------------------------------------------------------------------
 
 def test_sir_hands_each_alpha_to_the_most_similar_same_label_instance():
+    """Catches SIR matching by the wrong similarity (least similar, ignoring labels), reusing a t
+    twice, or moving the alphas of S."""
     # Instances on a line: S = {0, 1}, R = {2, 3}, T = {4, 5, 6, 7}.
     X = [20.0, 30.0, 0.0, 10.0, 9.0, 0.1, 10.2, 5.0]
     y = np.array([1, -1, 1, -1, -1, 1, -1, 1], dtype=float)
@@ -124,6 +134,8 @@ def test_sir_hands_each_alpha_to_the_most_similar_same_label_instance():
 
 
 def test_sir_drops_a_removed_instance_without_a_same_label_partner():
+    """Catches SIR giving a removed instance's alpha to an instance of the other label (the
+    paper's random pick) instead of dropping it and letting AdjustAlpha balance."""
     X = [20.0, 30.0, 0.0, 10.0, 0.1, 5.0]
     y = np.array([1, -1, 1, -1, 1, 1], dtype=float)
     ctx = manual_context(X, y, 1.0, np.array([1.0, 1.0, 0.5, 0.5]), [0, 1], [2, 3], [4, 5])
@@ -136,6 +148,8 @@ def test_sir_drops_a_removed_instance_without_a_same_label_partner():
 # --- MIR -------------------------------------------------------------------------------------
 
 def test_mir_normal_equations_agree_with_direct_least_squares(small_problem, monkeypatch):
+    """Catches the normal-equation route (Equation 14, used above MIR_DENSE_BYTES) solving a
+    different least-squares problem than the direct one: a missing 1^T row, a wrong slab."""
     kernel, y, C, order = small_problem
     full = solve(kernel, y, training_set(order, 1), C)
     ctx = kfold_context(kernel, y, C, order, 2, full)
@@ -150,9 +164,44 @@ def test_mir_normal_equations_agree_with_direct_least_squares(small_problem, mon
     assert np.linalg.norm(A @ normal - b) == pytest.approx(np.linalg.norm(A @ direct - b), rel=1e-4)
 
 
+def test_mir_recovers_alpha_t_when_equation_13_is_exact():
+    """Catches a wrong right-hand side of Equation 13: Delta f = f - b instead of b - f, y * Delta f
+    without the y, Q_{S,R} alpha_R dropped or subtracted, rows of R included, or Delta f not zero
+    on the free SVs. The previous round is built so that Equation 13 has the exact solution
+    alpha_T*, which MIR must then return (AdjustAlpha has nothing left to do)."""
+    X = np.random.default_rng(48).normal(size=(19, 2))  # a seed where alpha_T* is inside (0, C)
+    y = np.array([1, -1] * 6 + [1, -1, 1, -1] + [1, 1, -1], dtype=float)
+    S, R, T = np.arange(12), np.arange(12, 16), np.arange(16, 19)
+    C, b = 1.0, 0.3
+    alpha_S = np.array([1.0, 1.0, 0.0, 0.0, 0.4, 0.4, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0])  # 4, 5 free
+    alpha_R = np.array([0.5, 0.2, 0.3, 0.6])  # sum y alpha = 0 over S, and over R
+    kernel = KernelMatrix(X, 0.8)
+    Q = kernel.block(np.arange(19), np.arange(19)).astype(float) * np.outer(y, y)
+    free = (alpha_S > 0) & (alpha_S < C)
+    # Equation 13 is exact when y_S * Delta f_S = Q_{S,T} alpha_T* - Q_{S,R} alpha_R. On the free
+    # rows Delta f = 0: with y_T alpha_T* = y_R alpha_R that fixes alpha_T* (3 equations, 3
+    # unknowns). On the bounded rows Delta f = b - f: the previous f is set to match.
+    A = np.vstack((Q[np.ix_(S[free], T)], y[T]))
+    alpha_T = np.linalg.solve(A, np.append(Q[np.ix_(S[free], R)] @ alpha_R, y[R] @ alpha_R))
+    assert ((alpha_T > 0.1) & (alpha_T < 0.9)).all()
+    delta_f = y[S] * (Q[np.ix_(S, T)] @ alpha_T - Q[np.ix_(S, R)] @ alpha_R)
+    np.testing.assert_allclose(delta_f[free], 0.0, atol=1e-12)
+    f_S = b - delta_f
+    prev_alpha = np.concatenate((alpha_S, alpha_R))
+    assert abs(y[S] @ alpha_S + y[R] @ alpha_R) < 1e-12
+    ctx = SeedContext(kernel=kernel, y=y, C=C, prev_index=np.concatenate((S, R)),
+                      prev_alpha=prev_alpha, prev_gradient=np.append(y[S] * f_S, np.zeros(R.size)),
+                      prev_rho=b, shared=S, removed=R, added=T, next_index=np.concatenate((S, T)))
+    seed = SEEDERS["mir"](ctx)
+    np.testing.assert_allclose(seed, np.concatenate((alpha_S, alpha_T)), rtol=0, atol=1e-9)
+
+
 # --- ATO -------------------------------------------------------------------------------------
 
 def test_ato_path_ends_at_the_next_optimum(small_problem):
+    """Catches an ATO path that ends far from the next optimum (wrong direction, b held fixed,
+    events missed): SMO then needs more than a quarter of the cold iterations. The objective
+    check alone would pass for any feasible seed."""
     kernel, y, C, order = small_problem
     prev = solve(kernel, y, training_set(order, 1), C)
     ctx = kfold_context(kernel, y, C, order, 2, prev)
@@ -166,6 +215,8 @@ def test_ato_path_ends_at_the_next_optimum(small_problem):
 @pytest.mark.parametrize("dense_max, cache_bytes", [(10**9, 2 << 30), (0, 2 << 30), (0, 0)])
 def test_ato_iterative_solver_and_uncached_columns_give_the_same_seed(small_problem, monkeypatch,
                                                                       dense_max, cache_bytes):
+    """Catches the MINRES route or the uncached kernel columns (used above DIRECT_MAX_FREE and
+    past the column budget) giving a different seed than the direct solve."""
     kernel, y, C, order = small_problem
     prev = solve(kernel, y, training_set(order, 2), C)
     ctx = kfold_context(kernel, y, C, order, 3, prev)
@@ -182,6 +233,8 @@ def test_ato_iterative_solver_and_uncached_columns_give_the_same_seed(small_prob
 
 def test_avg_spreads_y_t_alpha_t_uniformly_over_the_free_svs():
     # S = {0, 1, 2, 3}, t = 4 (label +1, alpha 0.5); free SVs 0, 1, 2; 3 is a non-SV.
+    """Catches AVG spreading over non-SVs or bounded SVs too, ignoring the labels' signs, or
+    not spreading what a bound cuts off over the instances still free."""
     y = np.array([1, -1, -1, 1, 1], dtype=float)
     ctx = manual_context(np.arange(5.0), y, 1.0, np.array([0.5, 0.9, 0.1, 0.0, 0.5]),
                          [0, 1, 2, 3], [4], [])
@@ -192,6 +245,8 @@ def test_avg_spreads_y_t_alpha_t_uniformly_over_the_free_svs():
 
 
 def test_top_fills_the_most_similar_instances_first():
+    """Catches TOP filling in the wrong order (reversed, by position), moving y_t alpha_t the
+    wrong way, or not passing the excess on to the next most similar instance."""
     y = np.array([1, 1, -1, -1, 1], dtype=float)
     X = [4.05, 0.0, 3.9, 2.0, 4.0]  # t = 4 at 4.0; similarity order: 0, 2, 3, 1
     ctx = manual_context(X, y, 1.0, np.array([0.7, 0.3, 0.2, 1.0, 0.2]), [0, 1, 2, 3], [4], [])
@@ -204,6 +259,7 @@ def test_top_fills_the_most_similar_instances_first():
 
 
 def test_leave_one_out_seeders_reject_a_kfold_context(small_problem):
+    """Catches AVG or TOP silently seeding a k-fold round, where T would stay at zero."""
     kernel, y, C, order = small_problem
     prev = solve(kernel, y, training_set(order, 1), C)
     ctx = kfold_context(kernel, y, C, order, 2, prev)
@@ -213,6 +269,7 @@ def test_leave_one_out_seeders_reject_a_kfold_context(small_problem):
 
 
 def test_inconsistent_index_sets_are_rejected(small_problem):
+    """Catches a seeder trusting a context whose S, R and T do not fit the training sets."""
     kernel, y, C, order = small_problem
     prev = solve(kernel, y, training_set(order, 1), C)
     ctx = kfold_context(kernel, y, C, order, 2, prev)
@@ -222,6 +279,7 @@ def test_inconsistent_index_sets_are_rejected(small_problem):
 
 
 def test_registry_names_every_method():
+    """Catches a seeder missing from the registry the CLI and the pipeline read."""
     assert set(SEEDERS) == {"ato", "mir", "sir", "avg", "top"}
     assert set(LOO_ONLY) == {"avg", "top"}
 
@@ -230,6 +288,9 @@ def test_registry_names_every_method():
 
 @pytest.mark.parametrize("method", KFOLD_SEEDERS)
 def test_kfold_warm_start_reaches_the_cold_objective(small_problem, method):
+    """Catches a seed that SMO cannot finish from: infeasible (the solver refuses it) or a
+    warm start the solver mishandles. Any feasible seed passes, so this checks the seed's
+    feasibility and the solver, not the seeder's formula (test_naive_twins does that)."""
     kernel, y, C, order = small_problem
     prev = solve(kernel, y, training_set(order, 1), C)
     for h in range(2, len(order) + 1):
@@ -241,6 +302,8 @@ def test_kfold_warm_start_reaches_the_cold_objective(small_problem, method):
 
 @pytest.mark.parametrize("method", sorted(SEEDERS))
 def test_leave_one_out_warm_start_reaches_the_cold_objective(small_problem, method):
+    """Catches a leave-one-out seed that SMO cannot finish from. Like the k-fold version it
+    checks feasibility and the solver, not the seeder's formula."""
     kernel, y, C, _ = small_problem
     full = solve(kernel, y, np.arange(y.size), C)
     for t in (0, 1, 2, 3, int(np.argmax(full.alpha))):
@@ -259,6 +322,8 @@ HEART = {"C": 2182.0, "gamma": 0.2}
 @pytest.mark.slow
 @pytest.mark.parametrize("k", [3, 10])
 def test_heart_kfold_seeders_match_cold_with_fewer_iterations(real_dataset, k):
+    """Catches a k-fold seeder changing Heart's accuracy or objectives, or SIR/MIR saving no
+    iterations on the paper's smallest dataset."""
     X, y = real_dataset("heart")
     cold = cross_validate(X, y, k=k, method="cold", **HEART)
     for method in KFOLD_SEEDERS:
@@ -273,6 +338,7 @@ def test_heart_kfold_seeders_match_cold_with_fewer_iterations(real_dataset, k):
 @pytest.mark.mirror
 @pytest.mark.slow
 def test_heart_leave_one_out_seeders_match_cold(real_dataset):
+    """Catches a seeder changing Heart's leave-one-out accuracy or round objectives."""
     X, y = real_dataset("heart")
     cold = cross_validate(X, y, k="loo", method="cold", **HEART)
     for method in sorted(SEEDERS):

@@ -41,6 +41,9 @@ def problems(draw):
 @PROPERTY_SETTINGS
 @given(problem=problems(), data=st.data())
 def test_every_kfold_seed_is_feasible(problem, data):
+    """Catches a k-fold seeder returning an infeasible seed (outside [0, C], unbalanced, NaN,
+    misaligned) on awkward problems: one label per fold, T without R's label, every alpha at a
+    bound, a previous round stopped early. What the seed is worth is test_naive_twins' job."""
     kernel, y, C, max_iter = problem
     n = y.size
     k = data.draw(st.integers(3, min(6, n)))
@@ -61,6 +64,7 @@ def test_every_kfold_seed_is_feasible(problem, data):
 @PROPERTY_SETTINGS
 @given(problem=problems(), data=st.data())
 def test_every_leave_one_out_seed_is_feasible(problem, data):
+    """Catches a leave-one-out seed that is infeasible or misaligned on the same awkward problems."""
     kernel, y, C, max_iter = problem
     t = data.draw(st.integers(0, y.size - 1))
     full = solve(kernel, y, np.arange(y.size), C, max_iter=max_iter)

@@ -195,23 +195,39 @@ def test_a_carried_gradient_equals_the_one_built_from_scratch():
     assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
 
 
-def test_the_thread_count_changes_nothing():
-    """Above PARALLEL_ACTIVE the active-set loops run in one chunk per thread."""
+def test_the_chunk_count_changes_nothing(monkeypatch):
+    """Above PARALLEL_ACTIVE the active-set loops run in one chunk per thread, the chunk count
+    being the thread count Numba reports when the solve starts. Faking that count runs the
+    chunked path with 2, 3 and 7 chunks even on a one-thread machine. Catches a combination
+    rule that depends on the chunk count: the first chunk winning a tie instead of the later
+    index (at the start every I_up instance ties, and with 7 chunks they span three), gmax2
+    taken from one chunk, or chunk bounds that drop or repeat an index; with more than one
+    thread, also chunks that interfere when they really run in parallel."""
     from numba import get_num_threads, set_num_threads
 
-    from alphaseed.smo import PARALLEL_ACTIVE
+    from alphaseed import smo
 
-    X, y = blobs(n=PARALLEL_ACTIVE + 1000, seed=9, sep=0.2)
+    X, y = blobs(n=smo.PARALLEL_ACTIVE + 1000, seed=9, sep=0.2)
     km = KernelMatrix(X, 0.5, mode="gram", memory_budget=2 << 30)
     threads = get_num_threads()
-    runs = []
-    for count in sorted({1, threads, 2}):
-        set_num_threads(min(count, threads))
+
+    def run(chunks, numba_threads):
+        monkeypatch.setattr(smo, "get_num_threads", lambda: chunks)
+        set_num_threads(numba_threads)
         try:
-            runs.append(solve(km, y, np.arange(km.n), C=10.0))
+            # LibSVM first shrinks after 1000 iterations: all 300 steps go through the chunks.
+            return solve(km, y, np.arange(km.n), C=10.0, max_iter=300)
         finally:
             set_num_threads(threads)
-    for run in runs[1:]:
-        assert run.iterations == runs[0].iterations
-        np.testing.assert_array_equal(run.alpha, runs[0].alpha)
-        assert run.rho == runs[0].rho
+
+    # One Numba thread runs the chunks one after another: quick even on a busy machine, where
+    # waking threads for every step of 300 takes seconds.
+    runs = {f"{chunks} chunks": run(chunks, 1) for chunks in (1, 2, 3, 7)}
+    if threads > 1:
+        runs[f"7 chunks on {threads} threads"] = run(7, threads)
+    first = runs["1 chunks"]
+    for label, result in runs.items():
+        assert result.iterations == first.iterations == 300
+        np.testing.assert_array_equal(result.alpha, first.alpha, err_msg=label)
+        np.testing.assert_array_equal(result.gradient, first.gradient, err_msg=label)
+        assert result.rho == first.rho

@@ -28,6 +28,7 @@ BALANCE_TOL = 1e-12
 
 
 def tolerance(alpha: np.ndarray) -> float:
+    """The |sum y alpha| that counts as balanced: BALANCE_TOL relative to sum |alpha| (at least 1)."""
     return BALANCE_TOL * max(1.0, float(alpha.sum()))
 
 

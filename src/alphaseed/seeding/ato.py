@@ -198,6 +198,8 @@ def next_event(status, alpha, y, C, g, dg, free, dbeta_free, adding, last) -> tu
 
 
 def seed_ato(ctx: SeedContext) -> np.ndarray:
+    """ATO's seed for X' = ``ctx.next_index``: follow the path of the module docstring from the
+    previous optimum (alpha_T = 0) until R is empty or MAX_STEPS events, then AdjustAlpha."""
     lay = layout(ctx)
     C = ctx.C
     rows = ctx.next_index

@@ -21,6 +21,8 @@ from .base import Layout, SeedContext, carry_shared, layout
 
 
 def leave_one_out_layout(ctx: SeedContext, method: str) -> Layout:
+    """``layout(ctx)`` after checking that ``ctx`` is a leave-one-out round (one removed, none
+    added); ``method`` names the seeder in the error."""
     if ctx.removed.size != 1 or ctx.added.size != 0:
         raise SeedingError(
             f"{method} is a leave-one-out seeder: it needs exactly one removed instance and no "
@@ -30,6 +32,8 @@ def leave_one_out_layout(ctx: SeedContext, method: str) -> Layout:
 
 
 def seed_avg(ctx: SeedContext) -> np.ndarray:
+    """AVG's seed for X \\ {t}: alpha_S kept, y_t alpha_t spread uniformly over the free SVs
+    (then over all of S, then the cold start; see the module docstring)."""
     lay = leave_one_out_layout(ctx, "avg")
     alpha = carry_shared(ctx, lay)
     y = ctx.y[ctx.next_index]

@@ -18,6 +18,12 @@ from ..kernel import KernelMatrix
 
 @dataclass(frozen=True)
 class SeedContext:
+    """Everything a seeder may read: the previous round's optimum and the index sets S, R, T.
+
+    Index arrays hold global instance indices (rows of ``kernel``); the seed a seeder returns
+    is aligned with ``next_index``.
+    """
+
     kernel: KernelMatrix      # kernel.block(rows, cols) -> float32 K over global indices
     y: np.ndarray             # float64 labels in {-1, +1} of all n instances
     C: float

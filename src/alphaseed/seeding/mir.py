@@ -63,6 +63,8 @@ def least_squares_system(ctx: SeedContext, rows: np.ndarray, cols: np.ndarray, r
 
 
 def seed_mir(ctx: SeedContext) -> np.ndarray:
+    """MIR's seed for X' = ``ctx.next_index``: alpha_S kept, alpha_T the least-squares solution
+    of Equation 13 (rows of S), then AdjustAlpha (T, then free S, then all of S)."""
     lay = layout(ctx)
     alpha = carry_shared(ctx, lay)
     y_next = ctx.y[ctx.next_index]

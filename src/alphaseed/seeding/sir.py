@@ -47,6 +47,8 @@ def match_most_similar(ctx: SeedContext, donors: np.ndarray, candidates: np.ndar
 
 
 def seed_sir(ctx: SeedContext) -> np.ndarray:
+    """SIR's seed for X' = ``ctx.next_index``: alpha_S kept, each alpha_r > 0 handed to its most
+    similar same-label instance of T (``match_most_similar``), then AdjustAlpha."""
     lay = layout(ctx)
     alpha = carry_shared(ctx, lay)
     alpha_removed = ctx.prev_alpha[lay.removed_prev]
