@@ -337,20 +337,9 @@ class _SolverEngine:
         return record, predicted
 
     def _seed_context(self, h, train):
-        """S, R and T from the two training sets: S and T in the next set's order, R in the
-        previous set's (for k-fold, R is fold h and T fold h-1, each ascending)."""
-        from .seeding.base import SeedContext
-
         prev_index, prev = self._previous
-        in_prev = np.isin(train, prev_index)
-        shared, added = train[in_prev], train[~in_prev]
-        removed = prev_index[~np.isin(prev_index, train)]
-        return SeedContext(
-            kernel=self.kernel, y=self._y, C=self._solve_options["C"],
-            prev_index=prev_index, prev_alpha=prev.alpha, prev_gradient=prev.gradient,
-            prev_rho=float(prev.rho), shared=shared, removed=removed, added=added,
-            next_index=train,
-        )
+        return seed_context(self.kernel, self._y, self._solve_options["C"], prev_index, prev,
+                            train)
 
     def _predict(self, train, solution, test) -> np.ndarray:
         """LibSVM's rule: +1 where the decision value is > 0, else -1."""
@@ -358,6 +347,21 @@ class _SolverEngine:
             self.kernel, self._y, train, solution.alpha, solution.rho, test
         )
         return np.where(decision > 0, 1, -1).astype(np.int8)
+
+
+def seed_context(kernel, y, C, prev_index, prev, next_index):
+    """The seeders' context for training on ``next_index`` after ``prev`` (a SolveResult over
+    ``prev_index``): S and T in the next set's order, R in the previous set's (for k-fold, R is
+    fold h and T fold h-1, each ascending)."""
+    from .seeding.base import SeedContext
+
+    in_prev = np.isin(next_index, prev_index)
+    return SeedContext(
+        kernel=kernel, y=y, C=C, prev_index=prev_index, prev_alpha=prev.alpha,
+        prev_gradient=prev.gradient, prev_rho=float(prev.rho), shared=next_index[in_prev],
+        removed=prev_index[~np.isin(prev_index, next_index)], added=next_index[~in_prev],
+        next_index=next_index,
+    )
 
 
 def _seeders():

@@ -1,0 +1,269 @@
+"""``alphaseed.GridSearchCV``: model selection over (C, gamma) that reuses work across the grid.
+
+LIBSVM's grid.py runs one ``svm-train -v`` per grid point and scikit-learn's GridSearchCV
+fits every (point, fold) from scratch. Here, for each gamma (a *column* of the grid):
+
+- one kernel (``KernelMatrix`` in the estimator's ``kernel_mode``; ``auto`` keeps the Gram
+  matrix when it fits the memory budget) serves every C and every fold;
+- each split runs over the C values in ascending order; at the smallest C, split h+1 is
+  seeded from split h by the paper's seeder (``method``: ``sir``, ``mir`` or ``ato``;
+  ``cold`` seeds nothing); at every larger C, split h is seeded from its own solution at the
+  previous C (the same training set), by ``C_SEED``;
+- the gradient comes with every seed: from the previous split through ``carry_gradient``, and
+  from the previous C in closed form for ``keep`` and ``scale`` (no kernel value needed, see
+  ``seed_from_smaller_C``).
+
+``C_SEED = "keep"`` (alpha unchanged; with C ascending, clipping to the new C changes nothing,
+so ``clip`` is ``keep`` here) was chosen by measurement against ``scale`` (alpha * C'/C, as
+DeCoste and Wagstaff proposed), ``bound`` (the alphas at the old bound raised to the new one,
+the sum rebalanced on the free ones) and ``none`` (every C seeded along the splits only); see
+the README, "Grid search", and ``benchmarks/search_seeding.py``. Scaling wins at the smallest
+C values but loses past the C where the bounded alphas turn free; keeping the alphas reaches
+the hard-margin solution at once once C no longer binds.
+
+Every seed is feasible and SMO stops at the same tolerance, so each point's CV accuracy is the
+cold search's up to which of several eps-optimal solutions a round ends at (identical on the
+tests' data; the README gives the count of differing points on larger grids).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.model_selection import LeaveOneOut, ParameterGrid, check_cv
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .estimator import SVC, encode_binary_labels, resolve_gamma
+
+SEARCH_METHODS = ("cold", "ato", "mir", "sir")
+C_SEEDS = ("scale", "keep", "bound", "none")
+C_SEED = "keep"
+GRID_KEYS = ("C", "gamma")
+
+
+@dataclass
+class PointResult:
+    """One (C, gamma) over all splits: test accuracy (a fraction), iterations and seconds."""
+
+    scores: np.ndarray
+    iterations: np.ndarray
+    fit_seconds: np.ndarray
+    score_seconds: np.ndarray
+
+
+def seed_from_smaller_C(prev, C_prev: float, C: float, rule: str):
+    """(alpha0, (G, G_bar)) at C >= C_prev from the solution ``prev`` at C_prev on the same set.
+
+    ``scale``: alpha * C/C_prev keeps sum y alpha = 0 and the bounded set, so G + 1 = Q alpha
+    and G_bar (C times the columns of the bounded alphas) both scale by C/C_prev.
+    ``keep``: alpha stays, so G stays, and no alpha sits at the larger C: G_bar = 0.
+    The C values of a column are distinct, so C > C_prev.
+    """
+    ratio = C / C_prev
+    at_bound = prev.alpha >= C_prev
+    if rule == "scale":
+        alpha = np.where(at_bound, C, np.minimum(prev.alpha * ratio, C))
+        return alpha, (ratio * (prev.gradient + 1.0) - 1.0, ratio * prev.gradient_bar)
+    return prev.alpha, (prev.gradient, np.zeros_like(prev.gradient_bar))
+
+
+def raise_bounded(alpha, y, C_prev, C):
+    """alpha with the bounded alphas moved to the new bound C, rebalanced on the free ones."""
+    from .seeding.adjust import adjust_alpha
+
+    at_bound = alpha >= C_prev
+    raised = np.where(at_bound, C, alpha)
+    return adjust_alpha(raised, y, C, [np.flatnonzero(~at_bound & (alpha > 0)),
+                                      np.flatnonzero(~at_bound), np.arange(alpha.size)])
+
+
+def search_column(X, y, gamma, Cs, splits, method: str, kernel_mode: str = "auto",
+                  eps: float = 1e-3, cache_mb: float = 200.0, shrinking: bool = True,
+                  c_seed: str = C_SEED, progress=None) -> dict[float, PointResult]:
+    """Cross-validate every C of ``Cs`` at one gamma on ``splits``; labels ``y`` are +-1.
+
+    ``gamma`` is a number or ``"scale"``, which scikit-learn resolves on each training set: a
+    split whose gamma differs from the previous split's gets its own kernel and is not seeded
+    from that split. Splits run in order, each over all C ascending, so only one split's
+    solutions are kept.
+    """
+    from . import smo
+    from .cv import seed_context
+    from .kernel import KernelMatrix
+    from .seeding import SEEDERS
+
+    if method not in SEARCH_METHODS:
+        raise ValueError(f"method must be one of {', '.join(SEARCH_METHODS)}; got {method!r}")
+    if c_seed not in C_SEEDS:
+        raise ValueError(f"c_seed must be one of {', '.join(C_SEEDS)}; got {c_seed!r}")
+    Cs = sorted(set(Cs))
+    options = dict(eps=eps, cache_mb=cache_mb, shrinking=shrinking)
+    results = {C: PointResult(*(np.zeros(len(splits)) for _ in range(4))) for C in Cs}
+    kernel = None
+    previous: dict = {}       # C -> solution of the previous split, on the same kernel
+    for h, (train, test) in enumerate(splits):
+        gamma_h = resolve_gamma(gamma, X[train])
+        if kernel is None or kernel.gamma != gamma_h:
+            kernel = KernelMatrix(X, gamma_h, mode=kernel_mode)
+            previous = {}
+        current: dict = {}
+        for j, C in enumerate(Cs):
+            start = time.perf_counter()
+            alpha0 = gradient0 = None
+            if method != "cold" and j > 0 and c_seed == "bound":
+                below = current[Cs[j - 1]]
+                alpha0 = raise_bounded(below.alpha, y[train], Cs[j - 1], C)
+                # carry_gradient reads G_bar at one C; at C_prev no alpha reaches the new C.
+                unbounded = dataclasses.replace(below, gradient_bar=np.zeros_like(below.gradient_bar))
+                gradient0 = smo.carry_gradient(kernel, y, train, unbounded, train, alpha0, C)
+            elif method != "cold" and j > 0 and c_seed != "none":
+                alpha0, gradient0 = seed_from_smaller_C(current[Cs[j - 1]], Cs[j - 1], C, c_seed)
+            elif method != "cold" and C in previous:
+                previous_train = splits[h - 1][0]
+                alpha0 = SEEDERS[method](seed_context(kernel, y, C, previous_train, previous[C],
+                                                      train))
+                gradient0 = smo.carry_gradient(kernel, y, previous_train, previous[C], train,
+                                               alpha0, C)
+            solution = smo.solve(kernel, y, train, C, alpha0=alpha0, gradient0=gradient0,
+                                 **options)
+            point = results[C]
+            point.fit_seconds[h] = time.perf_counter() - start
+            start = time.perf_counter()
+            decision = smo.decision_values(kernel, y, train, solution.alpha, solution.rho, test)
+            point.scores[h] = np.mean(np.where(decision > 0, 1.0, -1.0) == y[test])
+            point.score_seconds[h] = time.perf_counter() - start
+            point.iterations[h] = solution.iterations
+            current[C] = solution
+            if progress is not None:
+                progress(1)
+        previous = current if c_seed == "none" else {Cs[0]: current[Cs[0]]}
+    return results
+
+
+class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Exhaustive search over C and gamma of an ``alphaseed.SVC``, with alpha seeding.
+
+    A drop-in for ``sklearn.model_selection.GridSearchCV`` with such an estimator:
+    ``param_grid`` a dict or a list of dicts over ``C`` and ``gamma`` (numbers, "scale",
+    "auto"); ``cv`` an int (scikit-learn's StratifiedKFold, as its GridSearchCV uses),
+    ``"loo"``, a scikit-learn splitter or an iterable of (train, test) index arrays; ``method``
+    ``cold`` or a seeder (module doc); ``n_jobs`` runs gamma columns in parallel processes.
+    The score is accuracy. ``cv_results_`` has scikit-learn's keys plus ``split{i}_iterations``
+    and ``total_iterations`` (SMO iterations over the splits of each point).
+    """
+
+    def __init__(self, estimator, param_grid, *, cv=5, method="sir", refit=True, n_jobs=None):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.cv = cv
+        self.method = method
+        self.refit = refit
+        self.n_jobs = n_jobs
+
+    def _splits(self, X, y):
+        from .folds import custom_rounds
+
+        splitter = LeaveOneOut() if isinstance(self.cv, str) and self.cv == "loo" else (
+            check_cv(self.cv, y, classifier=True))
+        return custom_rounds(splitter, X, y)[1]
+
+    def _candidates(self) -> list[dict]:
+        candidates = list(ParameterGrid(self.param_grid))
+        for params in candidates:
+            unknown = sorted(set(params) - set(GRID_KEYS))
+            if unknown:
+                raise ValueError(f"param_grid may search over C and gamma only; got {unknown}")
+        return candidates
+
+    def fit(self, X, y):
+        from joblib import Parallel, delayed
+
+        if not isinstance(self.estimator, SVC):
+            raise TypeError(f"estimator must be an alphaseed.SVC, got {type(self.estimator).__name__}")
+        if self.method not in SEARCH_METHODS:
+            raise ValueError(f"method must be one of {', '.join(SEARCH_METHODS)}; got {self.method!r}")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+        _, y_signed = encode_binary_labels(y)
+        candidates = self._candidates()
+        base = self.estimator.get_params()
+        points = [(float(p.get("C", base["C"])), _column_gamma(p.get("gamma", base["gamma"]), X))
+                  for p in candidates]
+        columns: dict = {}   # gamma (a number or "scale") -> its C values
+        for C, gamma in points:
+            columns.setdefault(gamma, []).append(C)
+        splits = self._splits(X, y)
+        options = dict(method=self.method, kernel_mode=base["kernel_mode"], eps=base["tol"],
+                       cache_mb=base["cache_size"], shrinking=base["shrinking"])
+        jobs = [(gamma, Cs) for gamma, Cs in columns.items()]
+        if self.n_jobs in (None, 1):
+            outcomes = [search_column(X, y_signed, gamma, Cs, splits, **options) for gamma, Cs in jobs]
+        else:
+            outcomes = Parallel(n_jobs=self.n_jobs)(
+                delayed(search_column)(X, y_signed, gamma, Cs, splits, **options)
+                for gamma, Cs in jobs)
+        by_point = {(C, gamma): point for (gamma, _), outcome in zip(jobs, outcomes)
+                    for C, point in outcome.items()}
+        self.cv_results_ = _cv_results(candidates, [by_point[p] for p in points], len(splits))
+        self.n_splits_ = len(splits)
+        self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        if self.refit:
+            start = time.perf_counter()
+            self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(X, y)
+            self.refit_time_ = time.perf_counter() - start
+        return self
+
+    def _best(self) -> SVC:
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_
+
+    @property
+    def classes_(self):
+        return self._best().classes_
+
+    def predict(self, X):
+        return self._best().predict(X)
+
+    def decision_function(self, X):
+        return self._best().decision_function(X)
+
+    def score(self, X, y):
+        return self._best().score(X, y)
+
+
+def _column_gamma(gamma, X):
+    """A grid column's gamma: a number, or "scale", which depends on each training set."""
+    return gamma if isinstance(gamma, str) and gamma == "scale" else resolve_gamma(gamma, X)
+
+
+def _cv_results(candidates: list[dict], points: list[PointResult], n_splits: int) -> dict:
+    """scikit-learn's cv_results_ layout for one accuracy score, plus SMO iterations."""
+    scores = np.array([p.scores for p in points])
+    iterations = np.array([p.iterations for p in points], dtype=np.int64)
+    results: dict = {"params": candidates}
+    for key in GRID_KEYS:
+        column = np.ma.MaskedArray(np.empty(len(candidates), dtype=object),
+                                   mask=[key not in p for p in candidates])
+        for i, params in enumerate(candidates):
+            if key in params:
+                column[i] = params[key]
+        results[f"param_{key}"] = column
+    for what, values in (("fit_time", [p.fit_seconds for p in points]),
+                         ("score_time", [p.score_seconds for p in points])):
+        results[f"mean_{what}"] = np.mean(values, axis=1)
+        results[f"std_{what}"] = np.std(values, axis=1)
+    for i in range(n_splits):
+        results[f"split{i}_test_score"] = scores[:, i]
+    results["mean_test_score"] = scores.mean(axis=1)
+    results["std_test_score"] = scores.std(axis=1)
+    results["rank_test_score"] = rankdata(-results["mean_test_score"], method="min").astype(np.int32)
+    for i in range(n_splits):
+        results[f"split{i}_iterations"] = iterations[:, i]
+    results["total_iterations"] = iterations.sum(axis=1)
+    return results
