@@ -54,12 +54,17 @@ def main() -> None:
                 points[(C, gamma)] = point.scores.mean()
         seconds = time.perf_counter() - start
         scores[variant] = points
-        differ = sum(points[p] != scores[args.variants[0]][p] for p in points)
+        reference = scores[args.variants[0]]
+        differing = [p for p in points if points[p] != reference[p]]
+        differ = len(differing)
         best = max(points, key=lambda p: (points[p], -np.log2(p[0])))
         print(f"{args.case} {len(Cs)}x{len(gammas)} k={args.k} {variant:10s} iterations {iterations:>10,d} "
               f"seconds {seconds:7.2f} points differing from {args.variants[0]}: {differ} "
               f"best log2(C, gamma) = ({np.log2(best[0]):g}, {np.log2(best[1]):g}) "
               f"accuracy {100 * points[best]:.2f}", flush=True)
+        for C, gamma in differing:
+            print(f"    log2(C, gamma) = ({np.log2(C):g}, {np.log2(gamma):g}): "
+                  f"{100 * reference[(C, gamma)]:.2f}% -> {100 * points[(C, gamma)]:.2f}%")
 
 
 if __name__ == "__main__":

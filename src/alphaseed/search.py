@@ -152,18 +152,21 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
     ``param_grid`` a dict or a list of dicts over ``C`` and ``gamma`` (numbers, "scale",
     "auto"); ``cv`` an int (scikit-learn's StratifiedKFold, as its GridSearchCV uses),
     ``"loo"``, a scikit-learn splitter or an iterable of (train, test) index arrays; ``method``
-    ``cold`` or a seeder (module doc); ``n_jobs`` runs gamma columns in parallel processes.
+    ``cold`` or a seeder (module doc); ``n_jobs`` runs gamma columns in parallel processes;
+    ``verbose`` shows a progress bar (fits done: points times splits).
     The score is accuracy. ``cv_results_`` has scikit-learn's keys plus ``split{i}_iterations``
     and ``total_iterations`` (SMO iterations over the splits of each point).
     """
 
-    def __init__(self, estimator, param_grid, *, cv=5, method="sir", refit=True, n_jobs=None):
+    def __init__(self, estimator, param_grid, *, cv=5, method="sir", refit=True, n_jobs=None,
+                 verbose=0):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
         self.method = method
         self.refit = refit
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _splits(self, X, y):
         from .folds import custom_rounds
@@ -182,6 +185,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def fit(self, X, y):
         from joblib import Parallel, delayed
+        from tqdm.auto import tqdm
 
         if not isinstance(self.estimator, SVC):
             raise TypeError(f"estimator must be an alphaseed.SVC, got {type(self.estimator).__name__}")
@@ -199,13 +203,19 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         splits = self._splits(X, y)
         options = dict(method=self.method, kernel_mode=base["kernel_mode"], eps=base["tol"],
                        cache_mb=base["cache_size"], shrinking=base["shrinking"])
-        jobs = [(gamma, Cs) for gamma, Cs in columns.items()]
-        if self.n_jobs in (None, 1):
-            outcomes = [search_column(X, y_signed, gamma, Cs, splits, **options) for gamma, Cs in jobs]
-        else:
-            outcomes = Parallel(n_jobs=self.n_jobs)(
-                delayed(search_column)(X, y_signed, gamma, Cs, splits, **options)
-                for gamma, Cs in jobs)
+        jobs = [(gamma, sorted(set(Cs))) for gamma, Cs in columns.items()]
+        with tqdm(total=sum(len(Cs) for _, Cs in jobs) * len(splits), unit="fit",
+                  desc=f"grid search ({self.method})", disable=not self.verbose) as bar:
+            if self.n_jobs in (None, 1):
+                outcomes = [search_column(X, y_signed, gamma, Cs, splits, progress=bar.update,
+                                          **options) for gamma, Cs in jobs]
+            else:
+                outcomes = []
+                for (_, Cs), outcome in zip(jobs, Parallel(n_jobs=self.n_jobs, return_as="generator")(
+                        delayed(search_column)(X, y_signed, gamma, Cs, splits, **options)
+                        for gamma, Cs in jobs)):
+                    outcomes.append(outcome)
+                    bar.update(len(Cs) * len(splits))
         by_point = {(C, gamma): point for (gamma, _), outcome in zip(jobs, outcomes)
                     for C, point in outcome.items()}
         self.cv_results_ = _cv_results(candidates, [by_point[p] for p in points], len(splits))
@@ -267,3 +277,101 @@ def _cv_results(candidates: list[dict], points: list[PointResult], n_splits: int
         results[f"split{i}_iterations"] = iterations[:, i]
     results["total_iterations"] = iterations.sum(axis=1)
     return results
+
+
+def write_search(X, y, name: str, log2_C, log2_gamma, k: int, seed: int, method: str, out,
+                 n_jobs: int = 1, eps: float = 1e-3, cache_mb: float = 100.0,
+                 shrinking: bool = True, kernel_mode: str = "auto", provenance=None) -> dict:
+    """Grid search on LibSVM's stratified k folds (``alphaseed.folds``, drawn with ``seed``),
+    with a progress bar; writes ``out`` (JSON), ``out``.csv and ``out``.png (the heat map).
+
+    ``provenance(started_utc, finished_utc)``, when given, adds its dict to the JSON.
+    Returns what the JSON holds.
+    """
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    from .atomic import atomic_path
+    from .cv import utc_now
+    from .folds import kfold_rounds, stratified_folds
+
+    started = utc_now()
+    log2_C, log2_gamma = sorted(log2_C), sorted(log2_gamma)
+    grid = {"C": [2.0 ** v for v in log2_C], "gamma": [2.0 ** v for v in log2_gamma]}
+    splits = kfold_rounds(stratified_folds(np.asarray(y), k, seed), k)
+    estimator = SVC(tol=eps, cache_size=cache_mb, shrinking=shrinking, kernel_mode=kernel_mode)
+    search = GridSearchCV(estimator, grid, cv=splits, method=method, refit=False, n_jobs=n_jobs,
+                          verbose=1)
+    start = time.perf_counter()
+    search.fit(X, y)
+    seconds = time.perf_counter() - start
+    results = search.cv_results_
+    points = pd.DataFrame({
+        "log2_C": np.log2(np.asarray(results["param_C"], dtype=float)),
+        "log2_gamma": np.log2(np.asarray(results["param_gamma"], dtype=float)),
+        "C": np.asarray(results["param_C"], dtype=float),
+        "gamma": np.asarray(results["param_gamma"], dtype=float),
+        "accuracy": 100.0 * results["mean_test_score"],
+        **{f"split{i}_accuracy": 100.0 * results[f"split{i}_test_score"] for i in range(k)},
+        "iterations": results["total_iterations"],
+        "fit_seconds": results["mean_fit_time"] * k,
+    })
+    best = points.iloc[search.best_index_]
+    summary = {
+        "dataset": name, "n": int(X.shape[0]), "dim": int(X.shape[1]), "k": k, "seed": seed,
+        "method": method, "kernel_mode": kernel_mode, "eps": eps, "shrinking": shrinking,
+        "log2_C": log2_C, "log2_gamma": log2_gamma,
+        "best": {key: float(best[key]) for key in ("log2_C", "log2_gamma", "C", "gamma",
+                                                   "accuracy")},
+        "total_iterations": int(points["iterations"].sum()), "seconds": seconds,
+        "started_utc": started, "finished_utc": utc_now(),
+        "points": points.to_dict(orient="records"),
+    }
+    if provenance is not None:
+        summary["provenance"] = provenance(summary["started_utc"], summary["finished_utc"])
+    out = Path(out)
+    with atomic_path(out) as temporary:
+        temporary.write_text(json.dumps(summary, indent=1, default=float) + "\n")
+    with atomic_path(out.with_suffix(".csv")) as temporary:
+        points.to_csv(temporary, index=False)
+    accuracy = points.pivot(index="log2_gamma", columns="log2_C", values="accuracy")
+    heat_map(list(accuracy.columns), list(accuracy.index), accuracy.to_numpy(),
+             (best["log2_C"], best["log2_gamma"]),
+             f"{name}: {k}-fold CV accuracy ({method})", out.with_suffix(".png"))
+    return summary
+
+
+def heat_map(log2_C, log2_gamma, accuracy, best, title: str, path) -> None:
+    """CV accuracy (percent) over (log2 C, log2 gamma), the best point marked; PNG, atomically.
+
+    ``accuracy[i, j]`` belongs to ``log2_gamma[i]`` and ``log2_C[j]``, both ascending and evenly
+    spaced; ``best`` is (log2 C, log2 gamma).
+    """
+    from matplotlib.figure import Figure
+
+    from .atomic import atomic_path
+
+    figure = Figure(figsize=(1.2 + 0.55 * len(log2_C), 1.0 + 0.45 * len(log2_gamma)))
+    axes = figure.add_subplot()
+    image = axes.imshow(accuracy, origin="lower", aspect="auto", cmap="viridis",
+                        extent=_extent(log2_C) + _extent(log2_gamma))
+    figure.colorbar(image, ax=axes, label="CV accuracy (%)")
+    axes.plot(*best, marker="*", markersize=16, color="red", markeredgecolor="white",
+              linestyle="none", label=f"best: log2 C = {best[0]:g}, log2 gamma = {best[1]:g}")
+    axes.set_xticks(log2_C)
+    axes.set_yticks(log2_gamma)
+    axes.set_xlabel("log2 C")
+    axes.set_ylabel("log2 gamma")
+    axes.set_title(title)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format="png", dpi=150, bbox_inches="tight")
+
+
+def _extent(values) -> list[float]:
+    """Image bounds that centre each cell on its value (one cell: a unit-wide cell)."""
+    low, high = min(values), max(values)
+    half = (high - low) / (len(values) - 1) / 2 if len(values) > 1 else 0.5
+    return [low - half, high + half]
