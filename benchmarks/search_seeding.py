@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--gamma", default="1:-15:-3")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--variants", nargs="+",
-                        default=["cold", "sir:keep", "sir:scale", "sir:bound", "sir:none"])
+                        default=["cold", "sir:gap", "sir:keep", "sir:scale", "sir:none"])
     args = parser.parse_args()
     name, _, size = args.case.partition(":")
     X, y, _, seed = load_case(name, int(size) if size else None)
@@ -48,7 +48,7 @@ def main() -> None:
         start = time.perf_counter()
         iterations, points = 0, {}
         for gamma in gammas:
-            column = search_column(X, y, gamma, Cs, splits, method, c_seed=c_seed or "keep")
+            column = search_column(X, y, gamma, Cs, splits, method, c_seed=c_seed or "gap")
             for C, point in column.items():
                 iterations += int(point.iterations.sum())
                 points[(C, gamma)] = point.scores.mean()

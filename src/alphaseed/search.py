@@ -13,13 +13,15 @@ fits every (point, fold) from scratch. Here, for each gamma (a *column* of the g
   from the previous C in closed form for ``keep`` and ``scale`` (no kernel value needed, see
   ``seed_from_smaller_C``).
 
-``C_SEED = "keep"`` (alpha unchanged; with C ascending, clipping to the new C changes nothing,
-so ``clip`` is ``keep`` here) was chosen by measurement against ``scale`` (alpha * C'/C, as
-DeCoste and Wagstaff proposed), ``bound`` (the alphas at the old bound raised to the new one,
-the sum rebalanced on the free ones) and ``none`` (every C seeded along the splits only); see
-the README, "Grid search", and ``benchmarks/search_seeding.py``. Scaling wins at the smallest
-C values but loses past the C where the bounded alphas turn free; keeping the alphas reaches
-the hard-margin solution at once once C no longer binds.
+``C_SEED = "gap"`` was chosen by measurement (README, "Grid search";
+``benchmarks/search_seeding.py``): of ``scale`` (alpha * C'/C, as DeCoste and Wagstaff
+proposed) and ``keep`` (alpha unchanged; with C ascending, clipping to the new C changes
+nothing, so ``clip`` is ``keep`` here), take the one whose LibSVM optimality gap is smaller,
+both gaps coming from the closed-form gradients at no kernel cost. Scaling wins at the small C
+values where most alphas sit at the bound; keeping wins once they turn free, and reaches the
+hard-margin solution at once when C no longer binds. Also measured: ``bound`` (the alphas at
+the old bound raised to the new one, the sum rebalanced on the free ones) and ``none`` (every
+C seeded along the splits only).
 
 Every seed is feasible and SMO stops at the same tolerance, so each point's CV accuracy is the
 cold search's up to which of several eps-optimal solutions a round ends at (identical on the
@@ -41,8 +43,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .estimator import SVC, encode_binary_labels, resolve_gamma
 
 SEARCH_METHODS = ("cold", "ato", "mir", "sir")
-C_SEEDS = ("scale", "keep", "bound", "none")
-C_SEED = "keep"
+C_SEEDS = ("gap", "scale", "keep", "bound", "none")
+C_SEED = "gap"
 GRID_KEYS = ("C", "gamma")
 
 
@@ -56,20 +58,32 @@ class PointResult:
     score_seconds: np.ndarray
 
 
-def seed_from_smaller_C(prev, C_prev: float, C: float, rule: str):
+def seed_from_smaller_C(prev, C_prev: float, C: float, rule: str, y=None):
     """(alpha0, (G, G_bar)) at C >= C_prev from the solution ``prev`` at C_prev on the same set.
 
     ``scale``: alpha * C/C_prev keeps sum y alpha = 0 and the bounded set, so G + 1 = Q alpha
     and G_bar (C times the columns of the bounded alphas) both scale by C/C_prev.
     ``keep``: alpha stays, so G stays, and no alpha sits at the larger C: G_bar = 0.
+    ``gap``: whichever of the two has the smaller ``optimality_gap`` (needs the labels ``y``).
     The C values of a column are distinct, so C > C_prev.
     """
+    if rule == "gap":
+        seeds = [seed_from_smaller_C(prev, C_prev, C, r) for r in ("scale", "keep")]
+        return min(seeds, key=lambda seed: optimality_gap(seed[0], seed[1][0], y, C))
     ratio = C / C_prev
     at_bound = prev.alpha >= C_prev
     if rule == "scale":
         alpha = np.where(at_bound, C, np.minimum(prev.alpha * ratio, C))
         return alpha, (ratio * (prev.gradient + 1.0) - 1.0, ratio * prev.gradient_bar)
     return prev.alpha, (prev.gradient, np.zeros_like(prev.gradient_bar))
+
+
+def optimality_gap(alpha, gradient, y, C) -> float:
+    """LibSVM's stopping quantity max_{I_up} -y G - min_{I_low} -y G (0 or less at the optimum)."""
+    yg = -y * gradient
+    up = np.where(y > 0, alpha < C, alpha > 0)
+    low = np.where(y > 0, alpha > 0, alpha < C)
+    return float(yg[up].max(initial=-np.inf) - yg[low].min(initial=np.inf))
 
 
 def raise_bounded(alpha, y, C_prev, C):
@@ -122,7 +136,8 @@ def search_column(X, y, gamma, Cs, splits, method: str, kernel_mode: str = "auto
                 unbounded = dataclasses.replace(below, gradient_bar=np.zeros_like(below.gradient_bar))
                 gradient0 = smo.carry_gradient(kernel, y, train, unbounded, train, alpha0, C)
             elif method != "cold" and j > 0 and c_seed != "none":
-                alpha0, gradient0 = seed_from_smaller_C(current[Cs[j - 1]], Cs[j - 1], C, c_seed)
+                alpha0, gradient0 = seed_from_smaller_C(current[Cs[j - 1]], Cs[j - 1], C, c_seed,
+                                                        y[train])
             elif method != "cold" and C in previous:
                 previous_train = splits[h - 1][0]
                 alpha0 = SEEDERS[method](seed_context(kernel, y, C, previous_train, previous[C],
