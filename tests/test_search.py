@@ -134,3 +134,16 @@ def test_bad_arguments_are_refused(arguments, error, message):
     X, y = two_moons(6, n=30)
     with pytest.raises(error, match=message):
         GridSearchCV(**arguments).fit(X, y)
+
+
+def test_sparse_input_gives_the_dense_results():
+    """Catches a sparse path that resolves gamma="scale" or slices training sets differently."""
+    import scipy.sparse as sp
+
+    X, y = two_moons(7, n=60)
+    X[np.abs(X) < 0.5] = 0.0
+    grid = {"C": [1.0, 8.0], "gamma": [0.3, "scale"]}
+    dense = GridSearchCV(SVC(), grid, cv=3).fit(X, y)
+    sparse = GridSearchCV(SVC(), grid, cv=3).fit(sp.csr_matrix(X), y)
+    for key in ("mean_test_score", "total_iterations"):
+        np.testing.assert_array_equal(dense.cv_results_[key], sparse.cv_results_[key])

@@ -109,7 +109,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         return self
 
     def _set_solution(self, X, y_signed, result) -> None:
-        """The fitted attributes from a solution over all of X (also used by the grid search)."""
+        """The fitted attributes, in scikit-learn's layout, from a solution over all of X."""
         from .smo import SVMModel
 
         support = result.alpha > 0

@@ -19,9 +19,8 @@ proposed) and ``keep`` (alpha unchanged; with C ascending, clipping to the new C
 nothing, so ``clip`` is ``keep`` here), take the one whose LibSVM optimality gap is smaller,
 both gaps coming from the closed-form gradients at no kernel cost. Scaling wins at the small C
 values where most alphas sit at the bound; keeping wins once they turn free, and reaches the
-hard-margin solution at once when C no longer binds. Also measured: ``bound`` (the alphas at
-the old bound raised to the new one, the sum rebalanced on the free ones) and ``none`` (every
-C seeded along the splits only).
+hard-margin solution at once when C no longer binds. Also measured: ``none`` (every C seeded
+along the splits only) and, dropped, raising the alphas at the old bound to the new one.
 
 Every seed is feasible and SMO stops at the same tolerance, so each point's CV accuracy is the
 cold search's up to which of several eps-optimal solutions a round ends at (identical on the
@@ -30,7 +29,6 @@ tests' data; the README gives the count of differing points on larger grids).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -43,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .estimator import SVC, encode_binary_labels, resolve_gamma
 
 SEARCH_METHODS = ("cold", "ato", "mir", "sir")
-C_SEEDS = ("gap", "scale", "keep", "bound", "none")
+C_SEEDS = ("gap", "scale", "keep", "none")
 C_SEED = "gap"
 GRID_KEYS = ("C", "gamma")
 
@@ -86,16 +84,6 @@ def optimality_gap(alpha, gradient, y, C) -> float:
     return float(yg[up].max(initial=-np.inf) - yg[low].min(initial=np.inf))
 
 
-def raise_bounded(alpha, y, C_prev, C):
-    """alpha with the bounded alphas moved to the new bound C, rebalanced on the free ones."""
-    from .seeding.adjust import adjust_alpha
-
-    at_bound = alpha >= C_prev
-    raised = np.where(at_bound, C, alpha)
-    return adjust_alpha(raised, y, C, [np.flatnonzero(~at_bound & (alpha > 0)),
-                                      np.flatnonzero(~at_bound), np.arange(alpha.size)])
-
-
 def search_column(X, y, gamma, Cs, splits, method: str, kernel_mode: str = "auto",
                   eps: float = 1e-3, cache_mb: float = 200.0, shrinking: bool = True,
                   c_seed: str = C_SEED, progress=None) -> dict[float, PointResult]:
@@ -129,13 +117,7 @@ def search_column(X, y, gamma, Cs, splits, method: str, kernel_mode: str = "auto
         for j, C in enumerate(Cs):
             start = time.perf_counter()
             alpha0 = gradient0 = None
-            if method != "cold" and j > 0 and c_seed == "bound":
-                below = current[Cs[j - 1]]
-                alpha0 = raise_bounded(below.alpha, y[train], Cs[j - 1], C)
-                # carry_gradient reads G_bar at one C; at C_prev no alpha reaches the new C.
-                unbounded = dataclasses.replace(below, gradient_bar=np.zeros_like(below.gradient_bar))
-                gradient0 = smo.carry_gradient(kernel, y, train, unbounded, train, alpha0, C)
-            elif method != "cold" and j > 0 and c_seed != "none":
+            if method != "cold" and j > 0 and c_seed != "none":
                 alpha0, gradient0 = seed_from_smaller_C(current[Cs[j - 1]], Cs[j - 1], C, c_seed,
                                                         y[train])
             elif method != "cold" and C in previous:
