@@ -29,7 +29,10 @@ tests' data; the README gives the count of differing points on larger grids).
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -181,7 +184,6 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return candidates
 
     def fit(self, X, y):
-        from joblib import Parallel, delayed
         from tqdm.auto import tqdm
 
         if not isinstance(self.estimator, SVC):
@@ -207,12 +209,15 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 outcomes = [search_column(X, y_signed, gamma, Cs, splits, progress=bar.update,
                                           **options) for gamma, Cs in jobs]
             else:
-                outcomes = []
-                for (_, Cs), outcome in zip(jobs, Parallel(n_jobs=self.n_jobs, return_as="generator")(
-                        delayed(search_column)(X, y_signed, gamma, Cs, splits, **options)
-                        for gamma, Cs in jobs)):
-                    outcomes.append(outcome)
-                    bar.update(len(Cs) * len(splits))
+                # Fresh processes: forking a process whose Numba threads are running is unsafe.
+                with ProcessPoolExecutor(max_workers=_workers(self.n_jobs),
+                                         mp_context=multiprocessing.get_context("spawn")) as pool:
+                    futures = [pool.submit(search_column, X, y_signed, gamma, Cs, splits,
+                                           **options) for gamma, Cs in jobs]
+                    outcomes = []
+                    for (_, Cs), future in zip(jobs, futures):
+                        outcomes.append(future.result())
+                        bar.update(len(Cs) * len(splits))
         by_point = {(C, gamma): point for (gamma, _), outcome in zip(jobs, outcomes)
                     for C, point in outcome.items()}
         self.cv_results_ = _cv_results(candidates, [by_point[p] for p in points], len(splits))
@@ -242,6 +247,13 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def score(self, X, y):
         return self._best().score(X, y)
+
+
+def _workers(n_jobs) -> int:
+    """scikit-learn's n_jobs: a positive count, or -1 for every core (-2 all but one...)."""
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None, a positive integer or negative; got {n_jobs!r}")
+    return n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
 
 
 def _column_gamma(gamma, X):
