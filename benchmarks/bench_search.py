@@ -34,9 +34,9 @@ VARIANTS = ("libsvm", "sklearn", "cold", "seeded")
 
 
 def log2_values(text: str) -> list[float]:
-    from alphaseed.cli import _log2_range
+    from alphaseed.cli import log2_range
 
-    return _log2_range(text)
+    return log2_range(text)
 
 
 def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, n_jobs: int) -> dict:

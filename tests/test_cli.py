@@ -109,9 +109,9 @@ def test_search_writes_json_csv_and_heat_map_with_the_best_point(config_file, tm
                                           ("0.5", [0.5])])
 def test_log2_ranges_read_as_grid_py_writes_them(text, values):
     """Catches an end left out (grid.py includes it) or a descending range refused."""
-    from alphaseed.cli import _log2_range
+    from alphaseed.cli import log2_range
 
-    assert _log2_range(text) == values
+    assert log2_range(text) == values
 
 
 def test_a_bad_search_range_exits_2(capsys):

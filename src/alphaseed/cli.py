@@ -27,8 +27,8 @@ def _k(text: str):
         raise argparse.ArgumentTypeError(f"must be an integer >= 2 or 'loo', not {text!r}") from None
 
 
-def _log2_range(text: str) -> list[float]:
-    """grid.py's begin:end:step with the end included, or one value."""
+def log2_range(text: str) -> list[float]:
+    """LIBSVM grid.py's begin:end:step (end included), or one value, as a list of values."""
     try:
         parts = [float(v) for v in text.split(":")]
     except ValueError:
@@ -36,11 +36,17 @@ def _log2_range(text: str) -> list[float]:
     if len(parts) == 1:
         return parts
     if len(parts) != 3 or parts[2] == 0 or (parts[1] - parts[0]) * parts[2] < 0:
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"must be begin:end:step with a step towards end (e.g. -5:15:2), not {text!r}")
     begin, end, step = parts
-    count = math.floor((end - begin) / step + 1e-9) + 1
-    return [begin + i * step for i in range(count)]
+    return [begin + i * step for i in range(math.floor((end - begin) / step + 1e-9) + 1)]
+
+
+def _log2_range(text: str) -> list[float]:
+    try:
+        return log2_range(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _data_arguments(command: argparse.ArgumentParser) -> None:

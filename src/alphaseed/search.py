@@ -384,3 +384,26 @@ def _extent(values) -> list[float]:
     low, high = min(values), max(values)
     half = (high - low) / (len(values) - 1) / 2 if len(values) > 1 else 0.5
     return [low - half, high + half]
+
+
+def compare_methods(summaries: dict[str, dict]) -> pd.DataFrame:
+    """One row per method of one search (``write_search``'s summaries by method): its best
+    point, iterations and time, and against ``cold`` when it ran: its ratios and the points
+    whose accuracy differs."""
+    import pandas as pd
+
+    cold = summaries.get("cold")
+    rows = []
+    for method, summary in summaries.items():
+        row = {"method": method, "best log2 C": summary["best"]["log2_C"],
+               "best log2 gamma": summary["best"]["log2_gamma"],
+               "best accuracy (%)": summary["best"]["accuracy"],
+               "iterations": summary["total_iterations"], "seconds": summary["seconds"]}
+        if cold is not None:
+            accuracy = {(p["log2_C"], p["log2_gamma"]): p["accuracy"] for p in cold["points"]}
+            row["cold / method iterations"] = cold["total_iterations"] / max(1, summary["total_iterations"])
+            row["cold / method seconds"] = cold["seconds"] / summary["seconds"]
+            row["points differing from cold"] = sum(
+                p["accuracy"] != accuracy[(p["log2_C"], p["log2_gamma"])] for p in summary["points"])
+        rows.append(row)
+    return pd.DataFrame(rows)
