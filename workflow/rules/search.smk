@@ -2,32 +2,49 @@
 # per search comparing its methods.
 
 SEARCHES = config.get("searches", {})
-SEARCH_DEFAULTS = {"C": "-5:15:2", "gamma": "3:-15:-2", "k": 5, "methods": ["cold", "sir"],
-                   "kernel_mode": "auto"}
+SEARCH_DEFAULTS = {
+    "C": "-5:15:2",
+    "gamma": "3:-15:-2",
+    "k": 5,
+    "methods": ["cold", "sir"],
+    "kernel_mode": "auto",
+}
 
 
 def search_setting(name, key):
     return SEARCHES[name].get(key, SEARCH_DEFAULTS[key])
 
 
-SEARCH_RUNS = [
-    f"{RESULTS}/search/{name}/{method}.json"
+SEARCH_TABLES = [
+    f"{RESULTS}/tables/search_{name}.{ext}"
     for name in SEARCHES
-    for method in search_setting(name, "methods")
+    for ext in ("csv", "md", "html")
 ]
-SEARCH_TABLES = [f"{RESULTS}/tables/search_{name}.{ext}" for name in SEARCHES
-                 for ext in ("csv", "md", "html")]
 
 
 def search_arguments(wildcards):
     """Arguments of ``alphaseed search``: every setting explicit, so that changing one reruns it."""
     name, solver = wildcards.search, config["solver"]
     dataset = SEARCHES[name]["dataset"]
-    arguments = ["search", "--dataset", dataset, "--method", wildcards.method,
-                 f"--C={search_setting(name, 'C')}", f"--gamma={search_setting(name, 'gamma')}",
-                 "--k", str(search_setting(name, "k")), "--seed", str(config["seed"]),
-                 "--kernel-mode", search_setting(name, "kernel_mode"),
-                 "--eps", str(solver["eps"]), "--cache-mb", str(solver["cache_mb"])]
+    arguments = [
+        "search",
+        "--dataset",
+        dataset,
+        "--method",
+        wildcards.method,
+        f"--C={search_setting(name, 'C')}",
+        f"--gamma={search_setting(name, 'gamma')}",
+        "--k",
+        str(search_setting(name, "k")),
+        "--seed",
+        str(config["seed"]),
+        "--kernel-mode",
+        search_setting(name, "kernel_mode"),
+        "--eps",
+        str(solver["eps"]),
+        "--cache-mb",
+        str(solver["cache_mb"]),
+    ]
     if not solver["shrinking"]:
         arguments.append("--no-shrinking")
     subsample = config.get("subsample", {}).get(dataset)
@@ -67,8 +84,10 @@ rule search:
 
 rule search_table:
     input:
-        lambda wildcards: [f"{RESULTS}/search/{wildcards.search}/{method}.json"
-                           for method in search_setting(wildcards.search, "methods")],
+        lambda wildcards: [
+            f"{RESULTS}/search/{wildcards.search}/{method}.json"
+            for method in search_setting(wildcards.search, "methods")
+        ],
     output:
         csv=f"{RESULTS}/tables/search_{{search}}.csv",
         md=f"{RESULTS}/tables/search_{{search}}.md",
