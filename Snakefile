@@ -16,6 +16,7 @@ validate_config(config, "workflow/schemas/config.schema.yaml")
 include: "workflow/rules/data.smk"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/cv.smk"
+include: "workflow/rules/search.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -24,3 +25,4 @@ rule all:
     input:
         TABLE_OUTPUTS,
         FIGURE_OUTPUTS,
+        SEARCH_TABLES,

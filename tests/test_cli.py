@@ -80,3 +80,43 @@ def test_bad_arguments_exit_2(argv, capsys):
 def test_prepare_converts_a_named_dataset(config_file, mirror_config, capsys):
     assert main(["prepare", "heart", "--config", str(config_file)]) == 0
     assert capsys.readouterr().out.strip().endswith("heart.npz")
+
+
+@pytest.mark.mirror
+def test_search_writes_json_csv_and_heat_map_with_the_best_point(config_file, tmp_path, capsys):
+    """Catches a best point that is not the most accurate one, grid.py ranges read without
+    their end or with a negative begin taken for an option, and a missing output file."""
+    import json
+
+    import pandas as pd
+
+    out = tmp_path / "search" / "heart.json"
+    assert main(["search", "--dataset", "heart", "--config", str(config_file), "--subsample",
+                 "120", "--C", "-1:3:2", "--gamma", "-9:-13:-4", "--k", "3", "--out", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    points = pd.read_csv(out.with_suffix(".csv"))
+    assert sorted(set(points["log2_C"])) == [-1, 1, 3] and sorted(set(points["log2_gamma"])) == [-13, -9]
+    assert summary["best"]["accuracy"] == pytest.approx(points["accuracy"].max())
+    assert summary["total_iterations"] == points["iterations"].sum() > 0
+    assert summary["provenance"]["dataset_fingerprint"]
+    assert out.with_suffix(".png").stat().st_size > 0
+    captured = capsys.readouterr()
+    assert "18/18" in captured.err and "best log2 C" in captured.out
+
+
+@pytest.mark.parametrize("text, values", [("-5:15:2", list(range(-5, 16, 2))),
+                                          ("3:-15:-2", list(range(3, -16, -2))),
+                                          ("0.5", [0.5])])
+def test_log2_ranges_read_as_grid_py_writes_them(text, values):
+    """Catches an end left out (grid.py includes it) or a descending range refused."""
+    from alphaseed.cli import log2_range
+
+    assert log2_range(text) == values
+
+
+def test_a_bad_search_range_exits_2(capsys):
+    """Catches a range whose step leads away from its end accepted as an empty grid."""
+    with pytest.raises(SystemExit) as raised:
+        main(["search", "--data", "x.txt", "--C", "1:5:-1", "--out", "x.json"])
+    assert raised.value.code == 2
+    assert "begin:end:step" in capsys.readouterr().err

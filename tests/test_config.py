@@ -105,6 +105,11 @@ DELETE = object()
         ("download.retries", 1.5, "download.retries"),
         ("datasets", {}, "datasets"),
         ("experiment", {}, "'experiment' was unexpected"),
+        ("searches.heart_grid.dataset", "nosuch", "searches.heart_grid.dataset"),
+        ("searches.heart_grid.C", "1:5:-1", "searches.heart_grid.C"),
+        ("searches.heart_grid.gamma", "3..5", "searches.heart_grid.gamma"),
+        ("searches.heart_grid.methods", ["top"], "searches.heart_grid.methods"),
+        ("searches.heart_grid.k", 2, "searches.heart_grid.k"),
     ],
 )
 def test_invalid_values_fail_naming_the_key(tmp_path, raw_config, key, value, named):

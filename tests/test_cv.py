@@ -185,3 +185,60 @@ def test_labels_other_than_plus_minus_one_are_refused():
     X, y = synthetic(10)
     with pytest.raises(SolverInputError, match="-1 or \\+1"):
         cross_validate(X, (y + 1) / 2, 1.0, 0.2, 5, "cold")
+
+
+@pytest.mark.parametrize("method", ["cold", "ato", "mir", "sir"])
+def test_explicit_splits_reproduce_k_fold_round_for_round(method):
+    """Catches seeding index sets rebuilt from the splits in another order or content than the
+    k-fold rounds use (S, R, T swapped or unsorted): iterations would differ."""
+    from alphaseed.folds import kfold_rounds, stratified_folds
+
+    X, y = synthetic(11, n=120)
+    by_k = cross_validate(X, y, 10.0, 0.3, 5, method, seed=3)
+    splits = kfold_rounds(stratified_folds(y, 5, 3), 5)
+    by_cv = cross_validate(X, y, 10.0, 0.3, cv=iter(splits), method=method)
+    assert by_cv.k == "custom" and by_cv.n_folds == 5
+    assert [r.iterations for r in by_cv.rounds] == [r.iterations for r in by_k.rounds]
+    assert np.array_equal(by_cv.predictions, by_k.predictions)
+    assert np.array_equal(by_cv.folds, by_k.folds)
+
+
+@pytest.mark.parametrize("method", ["mir", "sir", "ato"])
+def test_uneven_overlapping_splits_seed_and_reach_the_cold_optimum(method):
+    """Catches seeders that assume |R| = |T| or a shared set made of whole folds: ShuffleSplit
+    training sets of different sizes overlap arbitrarily between rounds."""
+    from sklearn.model_selection import ShuffleSplit
+
+    X, y = synthetic(12, n=90)
+    splits = [(train[: 40 + 5 * h], test) for h, (train, test) in
+              enumerate(ShuffleSplit(n_splits=4, test_size=0.3, random_state=0).split(X))]
+    cold = cross_validate(X, y, 10.0, 0.3, cv=splits, method="cold")
+    seeded = cross_validate(X, y, 10.0, 0.3, cv=splits, method=method)
+    assert [r.train_size for r in seeded.rounds] == [40, 45, 50, 55]
+    for mine, theirs in zip(seeded.rounds, cold.rounds):
+        assert mine.objective == pytest.approx(theirs.objective, rel=1e-4)
+        assert mine.n_correct == theirs.n_correct
+    assert sum(r.seconds.seed for r in seeded.rounds) > 0
+
+
+@pytest.mark.parametrize("folds, message", [
+    ([(np.array([0, 1]), np.array([1, 2]))], "trains on"),
+    ([(np.array([0, 1, 1]), np.array([2]))], "twice"),
+    ([(np.array([0, 500]), np.array([2]))], "outside"),
+    ([(np.array([0.0, 1.0]), np.array([2]))], "integer"),
+    ([], "no \\(train, test\\)"),
+    (2.5, "integer"),
+])
+def test_bad_splits_raise_a_clear_error(folds, message):
+    """Catches splits used unchecked (a test instance in training, an index out of range)."""
+    X, y = synthetic(13)
+    with pytest.raises(SolverInputError, match=message):
+        cross_validate(X, y, 1.0, 0.2, cv=folds, method="cold")
+
+
+def test_folds_given_twice_or_not_at_all_are_refused():
+    """Catches a silent choice between k and cv."""
+    X, y = synthetic(14)
+    for kwargs in ({}, {"k": 5, "cv": 5}):
+        with pytest.raises(ConfigError, match="exactly one"):
+            cross_validate(X, y, 1.0, 0.2, method="cold", **kwargs)

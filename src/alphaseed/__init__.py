@@ -18,6 +18,8 @@ _EXPORTS = {
     "cross_validate": "cv",
     "CVResult": "cv",
     "load_dataset": "data",
+    "SVC": "estimator",
+    "GridSearchCV": "search",
 }
 
 __all__ = ["__version__", *_EXPORTS]

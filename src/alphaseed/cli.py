@@ -8,12 +8,14 @@ argparse does for bad arguments.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 from .errors import AlphaseedError, ConfigError
 
 METHODS = ("libsvm", "cold", "ato", "mir", "sir", "avg", "top")
+SEARCH_METHODS = ("cold", "ato", "mir", "sir")
 
 
 def _k(text: str):
@@ -25,6 +27,63 @@ def _k(text: str):
         raise argparse.ArgumentTypeError(f"must be an integer >= 2 or 'loo', not {text!r}") from None
 
 
+def log2_range(text: str) -> list[float]:
+    """LIBSVM grid.py's begin:end:step (end included), or one value, as a list of values."""
+    try:
+        parts = [float(v) for v in text.split(":")]
+    except ValueError:
+        parts = []
+    if len(parts) == 1:
+        return parts
+    if len(parts) != 3 or parts[2] == 0 or (parts[1] - parts[0]) * parts[2] < 0:
+        raise ConfigError(
+            f"must be begin:end:step with a step towards end (e.g. -5:15:2), not {text!r}")
+    begin, end, step = parts
+    return [begin + i * step for i in range(math.floor((end - begin) / step + 1e-9) + 1)]
+
+
+def _log2_range(text: str) -> list[float]:
+    try:
+        return log2_range(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _data_arguments(command: argparse.ArgumentParser) -> None:
+    """The data and solver options that `cv` and `search` share."""
+    source = command.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dataset", metavar="NAME", help="a dataset of the config file")
+    source.add_argument("--data", metavar="FILE", type=Path,
+                        help="a LibSVM-format file with labels +1/-1")
+    command.add_argument("--config", metavar="FILE", type=Path,
+                         help="config file (default: config.yaml of the checkout you are in)")
+    command.add_argument("--seed", type=int,
+                         help="seed of folds and subsample (default: config seed, or 0)")
+    command.add_argument("--subsample", type=int, metavar="M",
+                         help="use a stratified sample of M instances")
+    command.add_argument("--eps", type=float, help="stopping tolerance (default: config, or 0.001)")
+    command.add_argument("--cache-mb", type=float,
+                         help="kernel cache in MB (default: config, or 100)")
+    command.add_argument("--no-shrinking", action="store_true",
+                         help="switch LibSVM's shrinking off")
+    command.add_argument("--kernel-mode", choices=("cache", "shared", "gram", "auto"),
+                         default="auto",
+                         help="how our solver keeps kernel values (default: auto; cache is the "
+                              "paper's setting)")
+
+
+def _negative_values_attached(argv: list[str]) -> list[str]:
+    """``--C -5:15:2`` as ``--C=-5:15:2``: argparse takes a value starting with '-' (other than
+    a plain negative number) for an option."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in ("--C", "--gamma") and arg.startswith("-"):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="alphaseed",
@@ -33,27 +92,30 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     cv = commands.add_parser("cv", help="run one cross-validation and write its run record")
-    source = cv.add_mutually_exclusive_group(required=True)
-    source.add_argument("--dataset", metavar="NAME", help="a dataset of the config file")
-    source.add_argument("--data", metavar="FILE", type=Path,
-                        help="a LibSVM-format file with labels +1/-1 (needs --C and --gamma)")
-    cv.add_argument("--config", metavar="FILE", type=Path,
-                    help="config file (default: config.yaml of the checkout you are in)")
+    _data_arguments(cv)
     cv.add_argument("--C", type=float, help="penalty C (default: the dataset's config entry)")
     cv.add_argument("--gamma", type=float, help="kernel gamma (default: the dataset's config entry)")
     cv.add_argument("--k", type=_k, default=10, help="number of folds, or 'loo' (default 10)")
     cv.add_argument("--method", choices=METHODS, default="cold")
-    cv.add_argument("--seed", type=int, help="seed of folds and subsample (default: config seed, or 0)")
     cv.add_argument("--max-rounds", type=int, metavar="N",
                     help="run only the first N rounds and estimate the total time")
-    cv.add_argument("--subsample", type=int, metavar="M",
-                    help="use a stratified sample of M instances")
-    cv.add_argument("--eps", type=float, help="stopping tolerance (default: config, or 0.001)")
-    cv.add_argument("--cache-mb", type=float, help="kernel cache in MB (default: config, or 100)")
-    cv.add_argument("--no-shrinking", action="store_true", help="switch LibSVM's shrinking off")
-    cv.add_argument("--kernel-mode", choices=("cache", "shared", "gram", "auto"), default="auto",
-                    help="how our solver keeps kernel values (default: auto; cache is the paper's setting)")
     cv.add_argument("--out", type=Path, required=True, metavar="FILE", help="run record (JSON)")
+
+    search = commands.add_parser(
+        "search", help="grid search over (C, gamma) by k-fold CV with alpha seeding",
+        description="Cross-validate every (C, gamma) of a log2 grid (ranges as LIBSVM's grid.py "
+                    "writes them, begin:end:step, end included) and write the results as JSON "
+                    "and CSV and a heat map (PNG) beside --out.")
+    _data_arguments(search)
+    search.add_argument("--C", type=_log2_range, default=_log2_range("-5:15:2"), metavar="RANGE",
+                        help="log2 C as begin:end:step (default -5:15:2, as grid.py)")
+    search.add_argument("--gamma", type=_log2_range, default=_log2_range("3:-15:-2"),
+                        metavar="RANGE", help="log2 gamma as begin:end:step (default 3:-15:-2)")
+    search.add_argument("--k", type=int, default=5, help="number of folds (default 5)")
+    search.add_argument("--method", choices=SEARCH_METHODS, default="sir")
+    search.add_argument("--jobs", type=int, default=1, help="gamma columns run in parallel")
+    search.add_argument("--out", type=Path, required=True, metavar="FILE",
+                        help="results (JSON); FILE.csv and FILE.png are written beside it")
 
     prepare = commands.add_parser("prepare", help="fetch, verify and convert named datasets")
     prepare.add_argument("names", nargs="+", metavar="NAME")
@@ -62,10 +124,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(_negative_values_attached(sys.argv[1:] if argv is None else argv))
     try:
         if args.command == "cv":
             _cv(args)
+        elif args.command == "search":
+            _search(args)
         else:
             _prepare(args)
     except AlphaseedError as error:
@@ -87,12 +151,10 @@ def _setting(given, section: dict, key: str, default):
     return given if given is not None else section.get(key, default)
 
 
-def _cv(args) -> None:
+def _load(args, need_C_gamma: bool):
+    """(X, y, name, C, gamma, config, seed, described config, fingerprint) of --dataset/--data."""
     from . import data
-    from .cv import cross_validate
     from .folds import stratified_subsample
-    from .provenance import collect_provenance
-    from .records import build_run_record, write_run_record
 
     if args.dataset is not None:
         from .config import dataset_entry, load_config
@@ -106,18 +168,34 @@ def _cv(args) -> None:
         described = {"file": str(args.config or "config.yaml"), "dataset": entry,
                      "solver": config.get("solver", {}), "seed": config.get("seed", 0)}
     else:
-        if args.C is None or args.gamma is None:
+        if need_C_gamma and (args.C is None or args.gamma is None):
             raise ConfigError("--data needs --C and --gamma (no config entry gives them)")
         config = {}
         X, y = data.load_dataset(args.data)
         name, C, gamma = args.data.stem, args.C, args.gamma
         fingerprint = data.fingerprint(y, X)
         described = {"file": None, "data": str(args.data)}
-    solver = config.get("solver", {})
     seed = _setting(args.seed, config, "seed", 0)
     if args.subsample is not None:
         keep = stratified_subsample(y, args.subsample, seed)
         X, y = X[keep], y[keep]
+    return X, y, name, C, gamma, config, seed, described, fingerprint
+
+
+def _solver_options(args, config: dict) -> dict:
+    solver = config.get("solver", {})
+    return dict(eps=_setting(args.eps, solver, "eps", 1e-3),
+                cache_mb=_setting(args.cache_mb, solver, "cache_mb", 100.0),
+                shrinking=False if args.no_shrinking else solver.get("shrinking", True),
+                kernel_mode=args.kernel_mode)
+
+
+def _cv(args) -> None:
+    from .cv import cross_validate
+    from .provenance import collect_provenance
+    from .records import build_run_record, write_run_record
+
+    X, y, name, C, gamma, config, seed, described, fingerprint = _load(args, need_C_gamma=True)
 
     def progress(h: int, rounds: int, iterations: int, elapsed: float) -> None:
         print(f"{name} k={args.k} {args.method}: round {h}/{rounds}, {iterations} iterations, "
@@ -125,11 +203,7 @@ def _cv(args) -> None:
 
     result = cross_validate(
         X, y, C, gamma, args.k, args.method, seed=seed, max_rounds=args.max_rounds,
-        progress=progress,
-        eps=_setting(args.eps, solver, "eps", 1e-3),
-        cache_mb=_setting(args.cache_mb, solver, "cache_mb", 100.0),
-        shrinking=False if args.no_shrinking else solver.get("shrinking", True),
-        kernel_mode=args.kernel_mode,
+        progress=progress, **_solver_options(args, config),
     )
     provenance = collect_provenance(described, fingerprint, result.started_utc, result.finished_utc)
     record = build_run_record(result, name, provenance, subsample=args.subsample)
@@ -137,6 +211,22 @@ def _cv(args) -> None:
     estimated = " (estimated)" if result.estimated else ""
     print(f"{name} k={args.k} {args.method}: accuracy {result.accuracy:.2f}%, "
           f"{result.iterations} iterations, {result.seconds:.3f} s{estimated} -> {args.out}")
+
+
+def _search(args) -> None:
+    from .provenance import collect_provenance
+    from .search import write_search
+
+    X, y, name, _, _, config, seed, described, fingerprint = _load(args, need_C_gamma=False)
+    written = write_search(X, y, name, args.C, args.gamma, args.k, seed, args.method, args.out,
+                           n_jobs=args.jobs, **_solver_options(args, config),
+                           provenance=lambda started, finished: collect_provenance(
+                               described, fingerprint, started, finished))
+    best = written["best"]
+    print(f"{name} {len(args.C)}x{len(args.gamma)} grid, k={args.k} {args.method}: best "
+          f"log2 C = {best['log2_C']:g}, log2 gamma = {best['log2_gamma']:g}, accuracy "
+          f"{best['accuracy']:.2f}%, {written['total_iterations']} iterations, "
+          f"{written['seconds']:.2f} s -> {args.out}")
 
 
 if __name__ == "__main__":

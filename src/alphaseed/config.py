@@ -89,7 +89,27 @@ def validate_config(config: dict, schema: str | os.PathLike) -> dict:
         raise ConfigError(f"invalid configuration: {error}") from None
     _check_finite(config, "")
     _check_sizes(config)
+    _check_searches(config)
     return config
+
+
+def _check_searches(config: dict) -> None:
+    """What the schema cannot say of a search: its dataset exists, its ranges lead somewhere,
+    its seeders have folds to share."""
+    from .cli import log2_range
+
+    for name, search in config.get("searches", {}).items():
+        key = f"searches.{name}"
+        if search["dataset"] not in config["datasets"]:
+            raise ConfigError(f"config key '{key}.dataset': no such dataset {search['dataset']!r}")
+        for axis in ("C", "gamma"):
+            try:
+                log2_range(search.get(axis, "0"))
+            except ConfigError as error:
+                raise ConfigError(f"config key '{key}.{axis}': {error}") from None
+        seeded = [m for m in search.get("methods", []) if m != "cold"]
+        if seeded and search.get("k", 5) < 3:
+            raise ConfigError(f"config key '{key}.k': method {seeded[0]!r} needs k >= 3")
 
 
 def _rule_broken(error: ValidationError, schema: str | os.PathLike) -> str | None:

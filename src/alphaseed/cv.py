@@ -9,6 +9,10 @@ sets in this order.
 - `ato`, `mir`, `sir` (k >= 3 and leave-one-out): round 1 is cold; round h+1 starts from the
   seeder's alpha built from round h's solution, with S = the k-2 shared folds, R = fold h+1,
   T = fold h.
+- Other folds (``cv=`` a scikit-learn splitter or (train, test) index arrays, any sizes, any
+  overlap): the rounds run in the order given, and each seeded round starts from the previous
+  one with S = the instances of both training sets, R = those of the previous only, T = those
+  of the next only; the k-fold rounds are the special case above.
 - `avg`, `top` (leave-one-out only): one model is trained on all n instances first (its time is
   reported as ``seconds_full_model`` and counts in ``init``); the round that leaves out t starts
   from that model with R = {t} and T empty.
@@ -34,6 +38,7 @@ would inflate ``rest`` and deflate ``init``. Those methods therefore refuse ``ma
 
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -86,7 +91,7 @@ class RoundRecord:
 @dataclass
 class CVResult:
     method: str
-    k: int | str               # as requested: an int, or "loo"
+    k: int | str               # as requested: an int, "loo", or "custom" (splitter / splits)
     n_folds: int
     n: int
     dim: int
@@ -132,8 +137,8 @@ def cross_validate(
     y,
     C: float,
     gamma: float,
-    k: int | str,
-    method: str,
+    k=None,
+    method: str = COLD,
     seed: int = 0,
     max_rounds: int | None = None,
     progress: ProgressCallback | None = None,
@@ -141,24 +146,30 @@ def cross_validate(
     cache_mb: float = 100.0,
     shrinking: bool = True,
     kernel_mode: str = "auto",
+    cv=None,
 ) -> CVResult:
-    """Cross-validate C-SVC with the Gaussian kernel on (X, y) by ``method``; see the module doc."""
-    from .folds import LEAVE_ONE_OUT, fold_order, resolve_k, stratified_folds
+    """Cross-validate C-SVC with the Gaussian kernel on (X, y) by ``method``; see the module doc.
+
+    The folds, given as ``k`` or as ``cv`` (one of the two): an integer k or ``"loo"`` (LibSVM's
+    stratified folds drawn with ``seed``), a scikit-learn splitter, or an iterable of
+    (train, test) index arrays, run in the order given (``k`` is then reported as "custom").
+    """
+    from .folds import CUSTOM, LEAVE_ONE_OUT
     from .smo import check_C
 
     started = utc_now()
     y = _labels(y)
     n = y.shape[0]
-    n_folds = resolve_k(k, n)
-    _check_method(method, k == LEAVE_ONE_OUT, n_folds)
+    k, folds, splits = _splits(k, cv, X, y, seed)
+    n_folds = len(splits)
+    _check_method(method, k == LEAVE_ONE_OUT, None if k == CUSTOM else n_folds)
     rounds_to_run = _rounds_to_run(max_rounds, n_folds, method)
     check_C(C)
     if not (np.isfinite(gamma) and gamma > 0):
         # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
         raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
 
-    folds = stratified_folds(y, n_folds, seed)
-    order = fold_order(folds, n_folds)
+    order = [test for _, test in splits]
     options = dict(C=float(C), gamma=float(gamma), eps=float(eps),
                    cache_mb=float(cache_mb), shrinking=bool(shrinking))
     if method == LIBSVM:
@@ -172,8 +183,7 @@ def cross_validate(
     clock = time.perf_counter()
     engine.prepare()
     for h in range(1, rounds_to_run + 1):
-        test = order[h - 1]
-        train = np.concatenate([order[j] for j in range(n_folds) if j != h - 1])
+        train, test = splits[h - 1]
         record, predicted = engine.run_round(h, train, test)
         predictions[test] = predicted
         record.n_correct = int(np.sum(predicted == y[test]))
@@ -335,24 +345,9 @@ class _SolverEngine:
         return record, predicted
 
     def _seed_context(self, h, train):
-        from .seeding.base import SeedContext
-
         prev_index, prev = self._previous
-        removed = self._order[h - 1]
-        if self._from_full_model:
-            added = np.empty(0, dtype=np.int64)
-            shared = train
-        else:
-            added = self._order[h - 2]
-            shared = np.concatenate(
-                [f for j, f in enumerate(self._order) if j not in (h - 2, h - 1)]
-            )
-        return SeedContext(
-            kernel=self.kernel, y=self._y, C=self._solve_options["C"],
-            prev_index=prev_index, prev_alpha=prev.alpha, prev_gradient=prev.gradient,
-            prev_rho=float(prev.rho), shared=shared, removed=removed, added=added,
-            next_index=train,
-        )
+        return seed_context(self.kernel, self._y, self._solve_options["C"], prev_index, prev,
+                            train)
 
     def _predict(self, train, solution, test) -> np.ndarray:
         """LibSVM's rule: +1 where the decision value is > 0, else -1."""
@@ -360,6 +355,21 @@ class _SolverEngine:
             self.kernel, self._y, train, solution.alpha, solution.rho, test
         )
         return np.where(decision > 0, 1, -1).astype(np.int8)
+
+
+def seed_context(kernel, y, C, prev_index, prev, next_index):
+    """The seeders' context for training on ``next_index`` after ``prev`` (a SolveResult over
+    ``prev_index``): S and T in the next set's order, R in the previous set's (for k-fold, R is
+    fold h and T fold h-1, each ascending)."""
+    from .seeding.base import SeedContext
+
+    in_prev = np.isin(next_index, prev_index)
+    return SeedContext(
+        kernel=kernel, y=y, C=C, prev_index=prev_index, prev_alpha=prev.alpha,
+        prev_gradient=prev.gradient, prev_rho=float(prev.rho), shared=next_index[in_prev],
+        removed=prev_index[~np.isin(prev_index, next_index)], added=next_index[~in_prev],
+        next_index=next_index,
+    )
 
 
 def _seeders():
@@ -377,7 +387,23 @@ def _labels(y) -> np.ndarray:
     return y
 
 
-def _check_method(method: str, leave_one_out: bool, n_folds: int) -> None:
+def _splits(k, cv, X, y, seed):
+    """(k as reported, fold of each instance, [(train, test) of each round])."""
+    from .folds import CUSTOM, custom_rounds, kfold_rounds, resolve_k, stratified_folds
+
+    if (k is None) == (cv is None):
+        raise ConfigError("give the folds either as k or as cv (exactly one of the two)")
+    spec = k if cv is None else cv
+    if isinstance(spec, (str, numbers.Number)):
+        n_folds = resolve_k(spec, y.shape[0])
+        folds = stratified_folds(y, n_folds, seed)
+        return spec, folds, kfold_rounds(folds, n_folds)
+    folds, splits = custom_rounds(spec, X, y)
+    return CUSTOM, folds, splits
+
+
+def _check_method(method: str, leave_one_out: bool, n_folds: int | None) -> None:
+    """``n_folds`` is None for custom splits, whose rounds may share anything."""
     if method in (LIBSVM, COLD):
         return
     seeders, loo_only = _seeders()
@@ -386,7 +412,7 @@ def _check_method(method: str, leave_one_out: bool, n_folds: int) -> None:
         raise ConfigError(f"unknown method {method!r}; choose one of {known}")
     if method in loo_only and not leave_one_out:
         raise ConfigError(f"method {method!r} is for leave-one-out only: use k='loo'")
-    if n_folds < 3:
+    if n_folds is not None and n_folds < 3:
         raise ConfigError(f"method {method!r} needs k >= 3 (k = 2 shares no fold between rounds)")
 
 

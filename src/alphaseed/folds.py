@@ -102,3 +102,59 @@ def stratified_subsample(y: np.ndarray, m: int, seed: int) -> np.ndarray:
 def folds_sha256(folds: np.ndarray) -> str:
     """sha256 of the fold assignment as little-endian int64, for run records."""
     return hashlib.sha256(np.ascontiguousarray(folds, dtype="<i8").tobytes()).hexdigest()
+
+
+CUSTOM = "custom"
+
+
+def kfold_rounds(folds: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) of each round: round h tests on fold h and trains on the others in fold order."""
+    order = fold_order(folds, k)
+    return [(np.concatenate([order[j] for j in range(k) if j != h]), order[h]) for h in range(k)]
+
+
+def _index_array(part, n: int, what: str) -> np.ndarray:
+    index = np.asarray(part)
+    if index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer)):
+        raise SolverInputError(f"{what} must be a 1-D array of integer indices, got {index!r:.80}")
+    index = index.astype(np.int64)
+    if index.size == 0:
+        raise SolverInputError(f"{what} is empty")
+    if index.min() < 0 or index.max() >= n:
+        raise SolverInputError(f"{what} holds indices outside 0..{n - 1}")
+    if np.unique(index).size != index.size:
+        raise SolverInputError(f"{what} lists an instance twice")
+    return index
+
+
+def custom_rounds(cv, X, y: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """(folds, rounds) of a scikit-learn splitter (``cv.split(X, y)``) or of an iterable of
+    (train, test) index arrays, in the order given.
+
+    ``folds`` holds the last round testing each instance, -1 for an instance never tested.
+    Training and test sets may have any sizes but must be disjoint within a round.
+    """
+    y = np.asarray(y)
+    n = y.shape[0]
+    pairs = cv.split(X, y) if hasattr(cv, "split") else cv
+    try:
+        pairs = list(pairs)
+    except TypeError:
+        raise SolverInputError(
+            f"folds must be an integer k, '{LEAVE_ONE_OUT}', a scikit-learn splitter or an "
+            f"iterable of (train, test) index arrays; got {cv!r:.80}"
+        ) from None
+    if not pairs:
+        raise SolverInputError("the splitter produced no (train, test) split")
+    folds = np.full(n, -1, dtype=np.int64)
+    rounds = []
+    for h, pair in enumerate(pairs):
+        if len(pair) != 2:
+            raise SolverInputError(f"split {h} is not a (train, test) pair")
+        train = _index_array(pair[0], n, f"the training set of split {h}")
+        test = _index_array(pair[1], n, f"the test set of split {h}")
+        if np.intersect1d(train, test).size:
+            raise SolverInputError(f"split {h} tests on instances it trains on")
+        folds[test] = h
+        rounds.append((train, test))
+    return folds, rounds

@@ -1,0 +1,137 @@
+"""Grid search end to end: seeded against cold search, the LibSVM loop and scikit-learn.
+
+Every variant cross-validates the same (log2 C, log2 gamma) grid on the same folds
+(StratifiedKFold shuffled with the config seed, handed to each as explicit splits, which is
+what PredefinedSplit does):
+
+- ``libsvm``: what LIBSVM's grid.py does, one LibSVM cross-validation per grid point
+  (``cross_validate(method="libsvm")``, the real LibSVM, no reuse between points);
+- ``sklearn``: ``sklearn.model_selection.GridSearchCV(sklearn.svm.SVC(), n_jobs=...)``;
+- ``cold``, ``seeded``: ``alphaseed.GridSearchCV`` with method ``cold`` and ``sir``.
+
+Each variant runs in a fresh subprocess with its thread counts set before numba and LibSVM
+load. Ratios are taken within one invocation. Prints a table and writes
+results/bench/search.csv; the accuracy of every point is compared with the cold search's.
+
+    python benchmarks/bench_search.py --case adult:2000 --C=-5:15:4 --gamma=1:-15:-3
+
+(write a range that starts with '-' as --C=-5:15:4: argparse takes "-5:15:4" for an option).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from common import ROOT, load_case, run_child, write_csv
+
+VARIANTS = ("libsvm", "sklearn", "cold", "seeded")
+
+
+def log2_values(text: str) -> list[float]:
+    from alphaseed.cli import log2_range
+
+    return log2_range(text)
+
+
+def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, n_jobs: int) -> dict:
+    """Runs inside the child process: one whole grid search, reported as a JSON line."""
+    from sklearn.model_selection import StratifiedKFold
+
+    name, _, size = case.partition(":")
+    X, y, _, seed = load_case(name, int(size) if size else None)
+    splits = list(StratifiedKFold(k, shuffle=True, random_state=seed).split(X, y))
+    Cs = [2.0 ** v for v in log2_values(log2_C)]
+    gammas = [2.0 ** v for v in log2_values(log2_gamma)]
+    points = [(C, gamma) for C in Cs for gamma in gammas]
+    iterations = None
+    if variant == "libsvm":
+        from alphaseed.baseline import warmup
+        from alphaseed.cv import cross_validate
+
+        warmup()
+        start = time.perf_counter()
+        runs = [cross_validate(X, y, C, gamma, cv=splits, method="libsvm") for C, gamma in points]
+        seconds = time.perf_counter() - start
+        # scikit-learn's mean_test_score: the mean of the per-split accuracies.
+        scores = [np.mean([r.n_correct / r.test_size for r in run.rounds]) for run in runs]
+        iterations = sum(r.iterations for r in runs)
+    else:
+        if variant == "sklearn":
+            from sklearn.model_selection import GridSearchCV
+            from sklearn.svm import SVC
+
+            search = GridSearchCV(SVC(), {"C": Cs, "gamma": gammas}, cv=splits, n_jobs=n_jobs,
+                                  refit=False)
+        else:
+            from alphaseed import SVC, GridSearchCV
+            from alphaseed.smo import warmup
+
+            warmup()
+            search = GridSearchCV(SVC(), {"C": Cs, "gamma": gammas}, cv=splits, refit=False,
+                                  method="cold" if variant == "cold" else "sir", n_jobs=n_jobs)
+        start = time.perf_counter()
+        search.fit(X, y)
+        seconds = time.perf_counter() - start
+        by_point = dict(zip(((p["C"], p["gamma"]) for p in search.cv_results_["params"]),
+                            search.cv_results_["mean_test_score"]))
+        scores = [by_point[p] for p in points]
+        if "total_iterations" in search.cv_results_:
+            iterations = int(search.cv_results_["total_iterations"].sum())
+    return {"seconds": seconds, "iterations": iterations, "scores": [float(s) for s in scores]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", default="heart", help="dataset[:stratified sample size]")
+    parser.add_argument("--C", default="-5:15:2", help="log2 C, begin:end:step (grid.py's)")
+    parser.add_argument("--gamma", default="3:-15:-2", help="log2 gamma, begin:end:step")
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    parser.add_argument("--threads", type=int, default=1, help="threads of each variant")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="n_jobs of scikit-learn's and our search")
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "search.csv")
+    # The child's arguments as one JSON object: a range like -5:15:2 would read as an option.
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_one(**json.loads(args.one))))
+        return
+
+    runs = {}
+    for variant in args.variants:
+        one = dict(case=args.case, variant=variant, log2_C=args.C, log2_gamma=args.gamma,
+                   k=args.k, n_jobs=args.jobs)
+        runs[variant] = run_child([sys.executable, __file__, "--one", json.dumps(one)],
+                                  args.threads)
+        print(f"  {variant:>8} {runs[variant]['seconds']:9.2f} s", file=sys.stderr, flush=True)
+    Cs, gammas = log2_values(args.C), log2_values(args.gamma)
+    points = [(c, g) for c in Cs for g in gammas]
+    reference = np.array(runs["cold" if "cold" in runs else args.variants[0]]["scores"])
+    seeded = runs.get("seeded", {}).get("seconds")
+    rows = []
+    for variant, run in runs.items():
+        scores = np.array(run["scores"])
+        best = points[int(np.argmax(scores))]
+        rows.append({
+            "case": args.case, "grid": f"{len(Cs)}x{len(gammas)}", "k": args.k,
+            "variant": variant, "threads": args.threads, "jobs": args.jobs,
+            "seconds": run["seconds"], "iterations": run["iterations"],
+            "seconds_over_seeded": run["seconds"] / seeded if seeded else None,
+            "points_differing_from_cold": int(np.sum(scores != reference)),
+            "best_log2_C": best[0], "best_log2_gamma": best[1],
+            "best_accuracy": 100.0 * scores.max(),
+        })
+    table = pd.DataFrame(rows)
+    print(table.to_string(index=False))
+    write_csv(table, args.out)
+
+
+if __name__ == "__main__":
+    main()

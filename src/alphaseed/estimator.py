@@ -1,0 +1,138 @@
+"""``alphaseed.SVC``: the package's solver behind scikit-learn's estimator interface.
+
+A binary C-SVC with the Gaussian kernel whose fitted attributes and decision values follow
+``sklearn.svm.SVC(kernel="rbf")``; both run LibSVM's C-SVC algorithm, and this solver
+reproduces LibSVM step for step, so on the same data the two give the same iterations and the
+same decision values up to the rounding of the kernel's dot products.
+
+Labels, as scikit-learn's LibSVM does it: ``classes_`` is sorted; LibSVM trains with
+``classes_[0]`` as its +1 class, and scikit-learn flips the sign of the binary decision value,
+``dual_coef_`` and ``intercept_`` so that a positive decision value means ``classes_[1]``.
+Prediction keeps LibSVM's rule (``classes_[0]`` only where LibSVM's own value is > 0), so a
+decision value of exactly 0 predicts ``classes_[1]`` in both.
+
+Not supported: more than two classes (``fit`` says so), ``sample_weight`` (``fit`` has no such
+argument), kernels other than the Gaussian, probability estimates.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+GAMMA_RULES = ("scale", "auto")
+
+
+def resolve_gamma(gamma, X) -> float:
+    """The kernel's gamma: a positive number, or scikit-learn's "scale" or "auto" rule on X."""
+    if isinstance(gamma, str):
+        if gamma not in GAMMA_RULES:
+            raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
+        if gamma == "auto":
+            return 1.0 / X.shape[1]
+        variance = (X.multiply(X).mean() - X.mean() ** 2) if sp.issparse(X) else X.var()
+        return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not (
+            np.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
+    return float(gamma)
+
+
+def encode_binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
+    """(classes_, LibSVM's labels): +1 for classes_[0], -1 for classes_[1].
+
+    Refuses a target that is not a classification target, and anything but exactly two classes.
+    """
+    check_classification_targets(y)
+    target_type = type_of_target(y, input_name="y")
+    classes, encoded = np.unique(y, return_inverse=True)
+    if target_type != "binary" or classes.size != 2:
+        if classes.size > 2:
+            raise ValueError(
+                f"Only binary classification is supported. The type of the target is "
+                f"{target_type} with {classes.size} classes ({classes[:5].tolist()}...); "
+                f"alphaseed.SVC separates exactly two classes"
+            )
+        raise ValueError(
+            f"alphaseed.SVC needs two classes to train; got {classes.size} class "
+            f"({classes.tolist()})"
+        )
+    return classes, np.where(encoded == 0, 1.0, -1.0)
+
+
+class SVC(ClassifierMixin, BaseEstimator):
+    """Binary C-SVC with the Gaussian kernel exp(-gamma ||x - z||^2), scikit-learn style.
+
+    Parameters: ``C`` (penalty), ``gamma`` (a positive number, ``"scale"`` =
+    1 / (n_features * X.var()) or ``"auto"`` = 1 / n_features), ``tol`` (LibSVM's stopping
+    tolerance eps), ``cache_size`` (the solver's kernel row cache, MB), ``shrinking``,
+    ``kernel_mode`` (how kernel values are kept: ``cache``, ``shared``, ``gram`` or ``auto``;
+    see ``alphaseed.kernel``; it changes time and memory, never the result).
+    """
+
+    def __init__(self, C=1.0, gamma="scale", tol=1e-3, cache_size=200.0, shrinking=True,
+                 kernel_mode="auto"):
+        self.C = C
+        self.gamma = gamma
+        self.tol = tol
+        self.cache_size = cache_size
+        self.shrinking = shrinking
+        self.kernel_mode = kernel_mode
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True
+        return tags
+
+    def _validated(self, X, reset: bool):
+        return validate_data(self, X, reset=reset, accept_sparse="csr", dtype=np.float64,
+                             order="C")
+
+    def fit(self, X, y):
+        """Train on X (dense, or sparse: converted to CSR) and two-class labels y."""
+        from .kernel import KernelMatrix
+        from .smo import solve
+
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+        self.classes_, y_signed = encode_binary_labels(y)
+        self._gamma = resolve_gamma(self.gamma, X)
+        kernel = KernelMatrix(X, self._gamma, mode=self.kernel_mode)
+        result = solve(kernel, y_signed, np.arange(X.shape[0]), self.C, eps=self.tol,
+                       cache_mb=self.cache_size, shrinking=self.shrinking)
+        self._set_solution(X, y_signed, result)
+        return self
+
+    def _set_solution(self, X, y_signed, result) -> None:
+        """The fitted attributes, in scikit-learn's layout, from a solution over all of X."""
+        from .smo import SVMModel
+
+        support = result.alpha > 0
+        self.support_ = np.concatenate([np.flatnonzero(support & (y_signed > 0)),
+                                        np.flatnonzero(support & (y_signed < 0))]).astype(np.int32)
+        self.n_support_ = np.array([np.count_nonzero(support & (y_signed > 0)),
+                                    np.count_nonzero(support & (y_signed < 0))], dtype=np.int32)
+        self.support_vectors_ = X[self.support_]
+        # scikit-learn's sign: positive towards classes_[1], LibSVM's -1 class.
+        self.dual_coef_ = -(y_signed * result.alpha)[self.support_][None, :]
+        self.intercept_ = np.array([result.rho])
+        self.n_iter_ = np.array([result.iterations], dtype=np.int32)
+        self.fit_status_ = int(result.iteration_cap_hit)
+        dense_support = (self.support_vectors_.toarray() if sp.issparse(self.support_vectors_)
+                         else self.support_vectors_)
+        self._model = SVMModel(dense_support, self.dual_coef_[0], result.alpha, -result.rho,
+                               self._gamma, result)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Signed distance to the boundary, positive towards ``classes_[1]`` (scikit-learn's)."""
+        check_is_fitted(self)
+        return self._model.decision_function(self._validated(X, reset=False))
+
+    def predict(self, X) -> np.ndarray:
+        towards_second = self.decision_function(X) >= 0
+        return self.classes_[towards_second.astype(np.intp)]

@@ -1,0 +1,149 @@
+"""alphaseed.GridSearchCV: scikit-learn's results when cold, the same accuracies when seeded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV as ScikitGridSearchCV
+from sklearn.model_selection import KFold, PredefinedSplit, ShuffleSplit
+from sklearn.svm import SVC as ScikitSVC
+
+from alphaseed import SVC, GridSearchCV
+from alphaseed.kernel import KernelMatrix
+from alphaseed.search import C_SEEDS, search_column, seed_from_smaller_C
+from alphaseed.smo import solve
+
+GRID = {"C": [0.25, 2.0, 16.0, 128.0], "gamma": [0.05, 0.5, "scale"]}
+
+
+def two_moons(seed: int, n: int = 120):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = np.where(X[:, 0] + 0.6 * X[:, 1] ** 2 + 0.5 * rng.normal(size=n) > 0.4, "up", "down")
+    return X, y
+
+
+def assert_same_cv_results(ours, theirs, n_splits: int) -> None:
+    for key in ["mean_test_score", "std_test_score", "rank_test_score",
+                *(f"split{i}_test_score" for i in range(n_splits))]:
+        np.testing.assert_array_equal(ours.cv_results_[key], theirs.cv_results_[key], err_msg=key)
+    assert ours.cv_results_["params"] == theirs.cv_results_["params"]
+    for key in ("param_C", "param_gamma"):
+        assert list(ours.cv_results_[key]) == list(theirs.cv_results_[key])
+    assert ours.best_params_ == theirs.best_params_
+    assert ours.best_score_ == theirs.best_score_
+
+
+@pytest.mark.parametrize("cv", [4, KFold(3, shuffle=True, random_state=1),
+                                PredefinedSplit(np.arange(120) % 3)])
+def test_cold_search_equals_scikit_learns_grid_search(cv):
+    """Catches other folds than scikit-learn's for the same cv (an int must mean
+    StratifiedKFold), a gamma="scale" resolved on all of X instead of each training set, and a
+    cv_results_ layout or ranking that differs from scikit-learn's."""
+    X, y = two_moons(0)
+    ours = GridSearchCV(SVC(), GRID, cv=cv, method="cold").fit(X, y)
+    theirs = ScikitGridSearchCV(ScikitSVC(), GRID, cv=cv).fit(X, y)
+    assert_same_cv_results(ours, theirs, ours.n_splits_)
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+
+
+@pytest.mark.parametrize("method, c_seed", [("sir", rule) for rule in C_SEEDS]
+                         + [("mir", "keep"), ("ato", "keep")])
+def test_seeded_search_has_the_cold_accuracy_at_every_point(method, c_seed):
+    """Catches an infeasible or wrongly carried seed (a wrong gradient makes SMO stop at a
+    non-optimal point and change accuracies) and seeds that are never used (no fewer
+    iterations than cold)."""
+    X, y = two_moons(1)
+    y = np.where(y == "up", 1.0, -1.0)
+    splits = list(KFold(5, shuffle=True, random_state=0).split(X))
+    Cs = [0.5, 2.0, 8.0, 32.0]
+    cold_total = seeded_total = 0
+    for gamma in (0.1, 0.6):
+        cold = search_column(X, y, gamma, Cs, splits, "cold")
+        seeded = search_column(X, y, gamma, Cs, splits, method, c_seed=c_seed)
+        for C in Cs:
+            np.testing.assert_array_equal(seeded[C].scores, cold[C].scores)
+            cold_total += cold[C].iterations.sum()
+            seeded_total += seeded[C].iterations.sum()
+    assert seeded_total < cold_total
+
+
+@pytest.mark.parametrize("rule", ["scale", "keep"])
+def test_a_seed_from_a_smaller_C_carries_the_exact_gradient(rule):
+    """Catches a closed-form gradient that is not Q alpha' - 1 at the new alpha (or a G_bar
+    that ignores which alphas sit at the new bound), and an infeasible scaled seed."""
+    X, y = two_moons(2, n=60)
+    y = np.where(y == "up", 1.0, -1.0)
+    kernel = KernelMatrix(X, 0.4, mode="gram")
+    index = np.arange(60)
+    below = solve(kernel, y, index, 1.0)
+    alpha, (G, G_bar) = seed_from_smaller_C(below, 1.0, 4.0, rule)
+    assert 0 <= alpha.min() and alpha.max() <= 4.0 and abs(y @ alpha) < 1e-9
+    Q = kernel.block(index, index).astype(np.float64) * np.outer(y, y)
+    np.testing.assert_allclose(G, Q @ alpha - 1.0, atol=1e-6)
+    np.testing.assert_allclose(G_bar, 4.0 * Q[:, alpha >= 4.0].sum(axis=1), atol=1e-6)
+
+
+def test_any_folds_uneven_and_leave_one_out():
+    """Catches splits assumed to be a partition of equal folds (ShuffleSplit overlaps and
+    leaves instances out) and a "loo" that is not leave-one-out."""
+    X, y = two_moons(3, n=40)
+    grid = {"C": [1.0, 8.0], "gamma": [0.3]}
+    shuffled = ShuffleSplit(4, test_size=0.25, random_state=0)
+    for cv, n_splits in ((shuffled, 4), ("loo", 40), (list(shuffled.split(X))[:3], 3)):
+        seeded = GridSearchCV(SVC(), grid, cv=cv).fit(X, y)
+        cold = GridSearchCV(SVC(), grid, cv=cv, method="cold").fit(X, y)
+        assert seeded.n_splits_ == n_splits
+        np.testing.assert_array_equal(seeded.cv_results_["mean_test_score"],
+                                      cold.cv_results_["mean_test_score"])
+
+
+@pytest.mark.slow
+def test_parallel_columns_give_the_same_results():
+    """Catches results that depend on which process ran a gamma column or in what order."""
+    X, y = two_moons(4, n=80)
+    one = GridSearchCV(SVC(), GRID, cv=3).fit(X, y)
+    two = GridSearchCV(SVC(), GRID, cv=3, n_jobs=2).fit(X, y)
+    for key in ("mean_test_score", "total_iterations"):
+        np.testing.assert_array_equal(one.cv_results_[key], two.cv_results_[key])
+
+
+def test_clone_list_of_grids_and_refit():
+    """Catches a search that keeps state across clone, drops one of several grids, or refits
+    with other parameters than the best."""
+    X, y = two_moons(5, n=80)
+    grids = [{"C": [1.0], "gamma": [0.1, 1.0]}, {"C": [4.0]}]
+    search = clone(GridSearchCV(SVC(gamma=0.5), grids, cv=3, method="sir"))
+    search.fit(X, y)
+    assert len(search.cv_results_["params"]) == 3
+    assert bool(np.ma.is_masked(search.cv_results_["param_gamma"][2]))
+    best = SVC(gamma=0.5).set_params(**search.best_params_).fit(X, y)
+    np.testing.assert_array_equal(search.decision_function(X), best.decision_function(X))
+    assert search.score(X, y) == best.score(X, y)
+    assert "total_iterations" in search.cv_results_
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    (dict(estimator=ScikitSVC(), param_grid=GRID), TypeError, "alphaseed.SVC"),
+    (dict(estimator=SVC(), param_grid={"C": [1.0], "tol": [0.1]}), ValueError, "C and gamma"),
+    (dict(estimator=SVC(), param_grid=GRID, method="top"), ValueError, "method"),
+])
+def test_bad_arguments_are_refused(arguments, error, message):
+    """Catches a search that silently ignores a grid key, an estimator or a method it cannot honour."""
+    X, y = two_moons(6, n=30)
+    with pytest.raises(error, match=message):
+        GridSearchCV(**arguments).fit(X, y)
+
+
+def test_sparse_input_gives_the_dense_results():
+    """Catches a sparse path that resolves gamma="scale" or slices training sets differently."""
+    import scipy.sparse as sp
+
+    X, y = two_moons(7, n=60)
+    X[np.abs(X) < 0.5] = 0.0
+    grid = {"C": [1.0, 8.0], "gamma": [0.3, "scale"]}
+    dense = GridSearchCV(SVC(), grid, cv=3).fit(X, y)
+    sparse = GridSearchCV(SVC(), grid, cv=3).fit(sp.csr_matrix(X), y)
+    for key in ("mean_test_score", "total_iterations"):
+        np.testing.assert_array_equal(dense.cv_results_[key], sparse.cv_results_[key])
