@@ -10,7 +10,7 @@ round. ``KernelMatrix`` offers four modes:
 - ``gram``: the whole n x n float32 matrix, computed once in parallel tiles;
 - ``auto``: ``gram`` when it fits the memory budget, else ``shared``.
 
-All modes store float32(kernel_value(...)) computed by the same compiled function, so
+All modes store float32 values computed by the same compiled function (``kernel_values``), so
 iterations, predictions and accuracy are identical across modes; only time and memory differ.
 The Gram matrix takes its dot products from a BLAS matrix product only where that is exact
 (integer features, see ``gaussian``): elsewhere a GEMM would round them differently and break

@@ -12,7 +12,7 @@ kernel's *row source*:
   which lives as long as the kernel and so serves every round of a cross-validation and the
   seeders (``shared`` mode).
 
-Every source stores float32(kernel_value(...)), so a value never depends on the mode. A
+Every source stores float32 values of ``kernel_values``, so a value never depends on the mode. A
 source's last member is the data's ``sparse_rows``: rows computed here take sparse dot products
 where those hold X's non-zeros.
 
@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 from numba.typed import List
 
-from .gaussian import dense_rows, kernel_value
+from .gaussian import dense_rows, kernel_values
 
 COMPUTE, GRAM, SHARED = 0, 1, 2
 # Rows shorter than this many multiply-adds are filled serially: waking threads costs more.
@@ -113,20 +113,26 @@ def _acquire(cache, key, length):
     return row
 
 
+# Columns of a row filled by one parallel task.
+PARALLEL_ROW_CHUNK = 1024
+
+
 @njit(cache=True)
 def _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr):
-    gi = gidx[p]
-    yi = y[p]
+    """out[c] = y_p y_c K(x_gidx[p], x_gidx[c]) for start <= c < stop. The sign is applied to
+    the float32 value, exactly as to the float64 one."""
+    kernel_values(out[start:stop], X, sqnorm, gamma, gidx[p], gidx[start:stop], csr)
+    yp = y[p]
     for c in range(start, stop):
-        out[c] = np.float32(yi * y[c] * kernel_value(X, sqnorm, gamma, gi, gidx[c], csr))
+        out[c] = np.float32(yp * y[c]) * out[c]
 
 
 @njit(cache=True, parallel=True)
 def _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr):
-    gi = gidx[p]
-    yi = y[p]
-    for c in prange(start, stop):
-        out[c] = np.float32(yi * y[c] * kernel_value(X, sqnorm, gamma, gi, gidx[c], csr))
+    for t in prange((stop - start + PARALLEL_ROW_CHUNK - 1) // PARALLEL_ROW_CHUNK):
+        first = start + t * PARALLEL_ROW_CHUNK
+        _fill_serial(out, X, sqnorm, gamma, gidx, y, p, first,
+                     min(stop, first + PARALLEL_ROW_CHUNK), csr)
 
 
 @njit(cache=True)
