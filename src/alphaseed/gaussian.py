@@ -135,9 +135,9 @@ def gaussian_from_dot(sq_a, sq_b, dot, gamma):
     return np.exp(-gamma * dist)
 
 
-# Every kernel value is computed here, a row segment per call: called once per value, the
-# function was not inlined and its arrays were reference-counted at every call, which took
-# twice as long as the value itself (Adult rows: 3x the time of this loop).
+# Rows of K are computed a segment per call: a function called once per value was not inlined
+# (its inlined dot product made it too large) and its arrays were reference-counted at every
+# call, which cost twice the value itself (Adult rows took 3x the time of this loop).
 @njit(cache=True)
 def kernel_values(out, X, sqnorm, gamma, i, cols, csr):
     """out[b] = K(x_i, x_cols[b]), computed in float64 and stored in out's dtype; by sparse

@@ -113,8 +113,8 @@ def _acquire(cache, key, length):
     return row
 
 
-# Columns of a row filled by one parallel task.
-PARALLEL_ROW_CHUNK = 1024
+# Columns of a row filled by one parallel task: many tasks per row, for an even share.
+PARALLEL_ROW_CHUNK = 256
 
 
 @njit(cache=True)
@@ -137,8 +137,8 @@ def _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr):
 
 @njit(cache=True)
 def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr):
-    values = csr[2].shape[0]
-    per_value = values // max(X.shape[0], 1) + 1 if csr[0].shape[0] else X.shape[1]
+    # Multiply-adds per value: a row's non-zeros on average when rows are computed sparse.
+    per_value = csr[2].shape[0] // max(X.shape[0], 1) + 1 if csr[0].shape[0] else X.shape[1]
     if (stop - start) * per_value >= PARALLEL_ROW_WORK:
         _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr)
     else:
