@@ -10,9 +10,11 @@ from alphaseed.errors import SolverInputError
 from alphaseed import gaussian
 from alphaseed.gaussian import (
     blas_dots_are_exact,
+    dense_rows,
     gram_matrix,
     kernel_block,
     kernel_cross_times,
+    sparse_rows,
     squared_norms,
 )
 from alphaseed.kernel import KernelMatrix, gram_bytes, memory_mb, resolve_mode
@@ -126,7 +128,8 @@ def test_integer_features_give_the_same_kernel_by_blas_and_one_dot_at_a_time(mon
     by_blas = gram_matrix(X, sq, gamma, use_blas=True)
     one_at_a_time = gram_matrix(X, sq, gamma, use_blas=False)
     np.testing.assert_array_equal(by_blas, one_at_a_time)
-    np.testing.assert_array_equal(by_blas, kernel_block(X, sq, gamma, np.arange(700), np.arange(700)))
+    np.testing.assert_array_equal(by_blas, kernel_block(X, sq, gamma, np.arange(700), np.arange(700),
+                                                        dense_rows()))
     weights = np.random.default_rng(6).normal(size=(700, 2))
     np.testing.assert_array_equal(
         kernel_cross_times(X[:50], sq[:50], X, sq, gamma, weights, use_blas=True),
@@ -166,3 +169,83 @@ def test_gradient_reconstruction_from_the_gram_matrix_equals_the_cached_one(prob
                               new_cache(l, 1 << 20), km.source, 2)
         results.append(G)
     np.testing.assert_array_equal(results[0], results[1])
+
+
+def sparse_integers(rng, shape, density, high):
+    """Integer features in 1..high at the given share of non-zeros, as float64."""
+    return ((rng.random(shape) < density) * rng.integers(1, high + 1, size=shape)).astype(np.float64)
+
+
+def typical_gamma(X):
+    return 1.0 / (1.0 + 2.0 * float(np.mean(squared_norms(X))))
+
+
+@pytest.mark.parametrize("high, density", [(1, 0.11), (255, 0.19)])  # Adult-like, MNIST-like
+def test_sparse_rows_are_the_dense_rows_bit_for_bit(high, density):
+    """Rows on demand take sparse dot products on sparse integer data; the Gram matrix (BLAS)
+    and the dense loop must give the same float32 values. Catches a sparse walk that drops,
+    repeats or misplaces a non-zero, reads the wrong instance's row, or a rule that let a
+    summation order change a value; the MNIST-like rows are long enough for the parallel loop."""
+    rng = np.random.default_rng(11)
+    X = sparse_integers(rng, (3000, 123), density, high)
+    gamma = typical_gamma(X)
+    gram = KernelMatrix(X, gamma, mode="gram", memory_budget=1 << 30)
+    rows, cols = np.arange(0, 3000, 97), rng.permutation(3000)
+    y = np.where(rng.random(3000) < 0.3, 1.0, -1.0)
+    for mode in ("cache", "shared"):
+        km = KernelMatrix(X, gamma, mode=mode, memory_budget=1 << 30)
+        assert km.sparse_rows[0].size == 3001  # the rule chose sparse rows
+        np.testing.assert_array_equal(km.block(rows, cols), gram.block(rows, cols))
+        np.testing.assert_array_equal(
+            km.block(rows, cols), kernel_block(km.X, km.sqnorm, gamma, rows, cols, dense_rows()))
+        for p in (0, 1234):
+            q = get_q(p, 3000, km.X, km.sqnorm, gamma, cols, y, new_cache(3000, 1 << 20), km.source)
+            expected = (y[p] * y) * gram.block(cols[p:p + 1], cols)[0].astype(np.float64)
+            np.testing.assert_array_equal(q, expected.astype(np.float32))
+
+
+def test_sparse_rows_only_where_they_cannot_change_a_value_and_pay():
+    """Float features would sum in another order sparse than dense (last bits differ), and
+    dense rows are faster than sparse ones; either must keep the dense path."""
+    rng = np.random.default_rng(12)
+    binary = sparse_integers(rng, (60, 40), 0.1, 1)
+    floats = binary * rng.random(binary.shape)
+    dense_integers = sparse_integers(rng, (60, 40), 0.9, 255)
+    assert sparse_rows(binary, blas_dots_are_exact(binary))[0].size == 61
+    for X in (floats, dense_integers):
+        assert sparse_rows(X, blas_dots_are_exact(X))[0].size == 0
+    assert sparse_rows(np.zeros((0, 3)), True)[0].size == 0
+
+
+def test_sparse_float_data_keep_identical_values_in_every_mode():
+    """Sparse float data take the dense loop in every mode, so the modes still agree bit for
+    bit; a sparse path here would differ from the Gram matrix's dense loop in the last bits."""
+    rng = np.random.default_rng(13)
+    X = sparse_integers(rng, (400, 50), 0.1, 1) * rng.normal(size=(400, 50)) * 30
+    gamma = typical_gamma(X)
+    rows, cols = np.arange(0, 400, 3), rng.permutation(400)
+    blocks = [KernelMatrix(X, gamma, mode=mode, memory_budget=1 << 30).block(rows, cols)
+              for mode in MODES]
+    for block in blocks[1:]:
+        np.testing.assert_array_equal(block, blocks[0])
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), d=st.integers(1, 20),
+       density=st.floats(0.0, 1.0), high=st.sampled_from([1, 255]))
+@settings(max_examples=100, deadline=None)
+@example(seed=0, n=3, d=1, density=0.5, high=255)
+def test_sparse_dot_products_equal_dense_ones_on_any_integer_data(seed, n, d, density, high):
+    """Any shape and share of non-zeros, an empty row and a row with every feature among them:
+    catches a walk off a row's end or a start at the wrong offset (empty and full rows, d = 1)."""
+    rng = np.random.default_rng(seed)
+    X = sparse_integers(rng, (n, d), density, high)
+    X[0] = 0.0
+    X[-1] = rng.integers(1, high + 1, size=d)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gaussian, "SPARSE_DENSITY", 1.0)
+        csr = sparse_rows(X, blas_dots_are_exact(X))
+    assert csr[0].size == n + 1
+    sq, every = squared_norms(X), np.arange(n)
+    gamma = typical_gamma(X)
+    np.testing.assert_array_equal(kernel_block(X, sq, gamma, every, every, csr),
+                                  kernel_block(X, sq, gamma, every, every, dense_rows()))

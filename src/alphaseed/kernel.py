@@ -10,11 +10,12 @@ round. ``KernelMatrix`` offers four modes:
 - ``gram``: the whole n x n float32 matrix, computed once in parallel tiles;
 - ``auto``: ``gram`` when it fits the memory budget, else ``shared``.
 
-All modes store float32(kernel_value(...)) computed by the same compiled function, so
+All modes store float32 values computed by the same compiled function (``kernel_values``), so
 iterations, predictions and accuracy are identical across modes; only time and memory differ.
 The Gram matrix takes its dot products from a BLAS matrix product only where that is exact
 (integer features, see ``gaussian``): elsewhere a GEMM would round them differently and break
-that identity.
+that identity. Rows computed on demand (``cache``, ``shared``) take sparse dot products, as
+LibSVM's do, on sparse data where the same exactness makes them bit for bit the dense ones.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .gaussian import (  # noqa: F401  (re-exported: the kernel's public face)
     gram_matrix,
     kernel_block,
     kernel_cross_times,
+    sparse_rows,
     squared_norms,
 )
 from .kernel_cache import compute_source, gram_source, shared_block, shared_source
@@ -74,7 +76,8 @@ def memory_mb(n: int, dim: int, mode: str, cache_mb: float = 100.0,
     """Peak memory (MB) of a cross-validation job, for a scheduler's resource request."""
     budget = default_memory_budget() if memory_budget is None else memory_budget
     resolved = resolve_mode(mode, n, budget)
-    features = 8 * n * dim * 2  # the dense copy, plus the sparse input it came from
+    # The dense copy, the sparse input it came from and the sparse rows (<= 25 % non-zero).
+    features = 8 * n * dim * 2
     kernel = {"cache": 0, "gram": gram_bytes(n), "shared": min(gram_bytes(n), budget)}[resolved]
     return int((features + kernel + WORKING_BYTES) / 2**20 + cache_mb)
 
@@ -83,8 +86,8 @@ class KernelMatrix:
     """Kernel values over one dataset, addressed by global instance index.
 
     ``block(rows, cols)`` returns the float32 matrix K[rows][:, cols]. The solver reads ``X``,
-    ``sqnorm``, ``gamma`` and ``source`` (where its row cache gets missing rows) directly in its
-    compiled loop. ``seconds`` is the time spent building the kernel (the Gram matrix).
+    ``sqnorm``, ``gamma`` and ``source`` (where its row cache gets missing rows, with
+    ``sparse_rows``: X's non-zeros when rows are computed sparse) directly in its compiled loop. ``seconds`` is the time spent building the kernel (the Gram matrix).
     """
 
     def __init__(self, X, gamma: float, mode: str = "cache", memory_budget: int | None = None):
@@ -94,6 +97,7 @@ class KernelMatrix:
         self.sqnorm = squared_norms(self.X)
         self.gamma = float(gamma)
         self.blas_dots = blas_dots_are_exact(self.X)
+        self.sparse_rows = sparse_rows(self.X, self.blas_dots)
         budget = default_memory_budget() if memory_budget is None else int(memory_budget)
         self.mode = resolve_mode(mode, self.n, budget)
         start = time.perf_counter()
@@ -102,9 +106,9 @@ class KernelMatrix:
             self.gram = gram_matrix(self.X, self.sqnorm, self.gamma, self.blas_dots)
             self.source = gram_source(self.gram)
         elif self.mode == "shared":
-            self.source = shared_source(self.n, max(0, budget - WORKING_BYTES))
+            self.source = shared_source(self.n, max(0, budget - WORKING_BYTES), self.sparse_rows)
         else:
-            self.source = compute_source()
+            self.source = compute_source(self.sparse_rows)
         self.seconds = time.perf_counter() - start
 
     @property
@@ -118,7 +122,7 @@ class KernelMatrix:
             return self.gram[np.ix_(rows, cols)]
         if self.mode == "shared":
             return shared_block(self.X, self.sqnorm, self.gamma, self.source, rows, cols)
-        return kernel_block(self.X, self.sqnorm, self.gamma, rows, cols)
+        return kernel_block(self.X, self.sqnorm, self.gamma, rows, cols, self.sparse_rows)
 
     def times(self, rows, cols, weights) -> np.ndarray:
         """K[rows][:, cols] @ weights (a vector or columns) in float64, from the float32 values.

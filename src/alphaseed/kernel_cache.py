@@ -12,7 +12,9 @@ kernel's *row source*:
   which lives as long as the kernel and so serves every round of a cross-validation and the
   seeders (``shared`` mode).
 
-Every source stores float32(kernel_value(...)), so a value never depends on the mode.
+Every source stores float32 values of ``kernel_values``, so a value never depends on the mode. A
+source's last member is the data's ``sparse_rows``: rows computed here take sparse dot products
+where those hold X's non-zeros.
 
 A cache is a tuple ``(rows, valid_len, prev, next, free)``: ``rows[key]`` is the key's float32
 row (empty when not cached), of which the first ``valid_len[key]`` values are computed; the
@@ -26,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 from numba.typed import List
 
-from .gaussian import kernel_value
+from .gaussian import dense_rows, kernel_values
 
 COMPUTE, GRAM, SHARED = 0, 1, 2
 # Rows shorter than this many multiply-adds are filled serially: waking threads costs more.
@@ -52,19 +54,19 @@ def new_cache(keys: int, budget_bytes: float):
     return _empty_rows(keys), np.zeros(keys, dtype=np.int64), prev, nxt, free
 
 
-def compute_source():
+def compute_source(csr):
     """The row source of the ``cache`` mode (the unused members keep one compiled signature)."""
     return (COMPUTE, np.empty((0, 0), np.float32), new_cache(0, 0), np.empty(0, np.int64),
-            np.empty(0))
+            np.empty(0), csr)
 
 
 def gram_source(gram):
-    return (GRAM, gram, new_cache(0, 0), np.empty(0, np.int64), np.empty(0))
+    return (GRAM, gram, new_cache(0, 0), np.empty(0, np.int64), np.empty(0), dense_rows())
 
 
-def shared_source(n: int, budget_bytes: float):
+def shared_source(n: int, budget_bytes: float, csr):
     return (SHARED, np.empty((0, 0), np.float32), new_cache(n, budget_bytes),
-            np.arange(n, dtype=np.int64), np.ones(n))
+            np.arange(n, dtype=np.int64), np.ones(n), csr)
 
 
 @njit(cache=True)
@@ -111,28 +113,36 @@ def _acquire(cache, key, length):
     return row
 
 
+# Columns of a row filled by one parallel task: many tasks per row, for an even share.
+PARALLEL_ROW_CHUNK = 256
+
+
 @njit(cache=True)
-def _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop):
-    gi = gidx[p]
-    yi = y[p]
+def _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr):
+    """out[c] = y_p y_c K(x_gidx[p], x_gidx[c]) for start <= c < stop. The sign is applied to
+    the float32 value, exactly as to the float64 one."""
+    kernel_values(out[start:stop], X, sqnorm, gamma, gidx[p], gidx[start:stop], csr)
+    yp = y[p]
     for c in range(start, stop):
-        out[c] = np.float32(yi * y[c] * kernel_value(X, sqnorm, gamma, gi, gidx[c]))
+        out[c] = np.float32(yp * y[c]) * out[c]
 
 
 @njit(cache=True, parallel=True)
-def _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop):
-    gi = gidx[p]
-    yi = y[p]
-    for c in prange(start, stop):
-        out[c] = np.float32(yi * y[c] * kernel_value(X, sqnorm, gamma, gi, gidx[c]))
+def _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr):
+    for t in prange((stop - start + PARALLEL_ROW_CHUNK - 1) // PARALLEL_ROW_CHUNK):
+        first = start + t * PARALLEL_ROW_CHUNK
+        _fill_serial(out, X, sqnorm, gamma, gidx, y, p, first,
+                     min(stop, first + PARALLEL_ROW_CHUNK), csr)
 
 
 @njit(cache=True)
-def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop):
-    if (stop - start) * X.shape[1] >= PARALLEL_ROW_WORK:
-        _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop)
+def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr):
+    # Multiply-adds per value: a row's non-zeros on average when rows are computed sparse.
+    per_value = csr[2].shape[0] // max(X.shape[0], 1) + 1 if csr[0].shape[0] else X.shape[1]
+    if (stop - start) * per_value >= PARALLEL_ROW_WORK:
+        _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr)
     else:
-        _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop)
+        _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr)
 
 
 @njit(cache=True)
@@ -142,7 +152,7 @@ def global_row(g, X, sqnorm, gamma, source):
     n = shared[1].shape[0]
     row = _acquire(shared, g, n)
     if shared[1][g] < n:
-        _compute(row, X, sqnorm, gamma, source[3], source[4], g, 0, n)
+        _compute(row, X, sqnorm, gamma, source[3], source[4], g, 0, n, source[5])
         shared[1][g] = n
     return row
 
@@ -166,7 +176,7 @@ def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
             for c in range(start, length):
                 out[c] = np.float32(yp * y[c]) * row[gidx[c]]
         else:
-            _compute(out, X, sqnorm, gamma, gidx, y, p, start, length)
+            _compute(out, X, sqnorm, gamma, gidx, y, p, start, length, source[5])
         valid_len[p] = length
     return out
 
