@@ -184,13 +184,14 @@ def test_a_carried_gradient_equals_the_one_built_from_scratch():
     alpha = np.zeros(after.size)
     alpha[:60] = prev.alpha[:60]
     alpha = adjust_added(alpha, y[after], C, np.arange(60), np.arange(60, after.size))
-    carried = carry_gradient(km, y, before, prev, after, alpha, C)
+    carried = carry_gradient(km, y, before, prev, after, alpha, C, new_cache(after.size, 1 << 20))
     assert carried is not None
     scratch = init_gradient(km.X, km.sqnorm, km.gamma, after, y[after], alpha, C,
                             new_cache(after.size, 1 << 20), km.source)
     np.testing.assert_allclose(carried[0], scratch[0], atol=1e-9)
     np.testing.assert_allclose(carried[1], scratch[1], atol=1e-9)
-    warm = solve(km, y, after, C=C, alpha0=alpha, gradient0=carried)
+    warm = solve(km, y, after, C=C, alpha0=alpha, previous=(before, prev))
+    assert warm.kernel.carried
     cold = solve(km, y, after, C=C)
     assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
 
