@@ -164,6 +164,26 @@ def test_invalid_input_is_rejected_with_a_named_reason(kwargs, message):
         train_svm(X, y, **kwargs)
 
 
+@pytest.mark.parametrize("index, labels, previous, message", [
+    (np.array([0, 1, 6]), 6, None, r"indices must lie in \[0, 6\)"),
+    (np.array([-1, 0, 1]), 6, None, r"indices must lie"),
+    (np.arange(6), 5, None, "5 labels for a kernel over 6"),
+    (np.arange(6), 6, (np.arange(3), np.zeros(4)), "4 alphas for 3 training instances"),
+])
+def test_solve_checks_indices_and_the_previous_solution_before_reading_them(index, labels,
+                                                                            previous, message):
+    """Would catch a negative index silently wrapping around, labels of another dataset, or a
+    previous solution whose alphas do not match its index being read past its end."""
+    from types import SimpleNamespace
+
+    km = KernelMatrix(np.arange(12.0).reshape(6, 2), 0.5)
+    y = np.array([1.0, -1, 1, -1, 1, -1])[:labels]
+    if previous is not None:
+        previous = (previous[0], SimpleNamespace(alpha=previous[1]))
+    with pytest.raises(SolverInputError, match=message):
+        solve(km, y, index, C=1.0, previous=previous)
+
+
 def test_labels_other_than_plus_minus_one_are_rejected():
     with pytest.raises(SolverInputError, match="labels"):
         train_svm(np.zeros((3, 1)), np.array([0.0, 1.0, 2.0]), C=1.0, gamma=1.0)
@@ -171,7 +191,7 @@ def test_labels_other_than_plus_minus_one_are_rejected():
 
 def test_a_carried_gradient_equals_the_one_built_from_scratch():
     from alphaseed.seeding.adjust import adjust_added
-    from alphaseed.smo import carry_gradient, init_gradient, new_cache
+    from alphaseed.smo import carry_gradient, init_gradient, kernel_rows, new_cache
 
     X, y = blobs(n=120, seed=8, sep=0.4)
     km = KernelMatrix(X, 0.5)
@@ -184,10 +204,12 @@ def test_a_carried_gradient_equals_the_one_built_from_scratch():
     alpha = np.zeros(after.size)
     alpha[:60] = prev.alpha[:60]
     alpha = adjust_added(alpha, y[after], C, np.arange(60), np.arange(60, after.size))
-    carried = carry_gradient(km, y, before, prev, after, alpha, C, new_cache(after.size, 1 << 20))
+    def rows():
+        return kernel_rows(km, after, y[after], new_cache(after.size, 1 << 20))
+
+    carried = carry_gradient(km, y, (before, prev), after, alpha, C, rows())
     assert carried is not None
-    scratch = init_gradient(km.X, km.sqnorm, km.gamma, after, y[after], alpha, C,
-                            new_cache(after.size, 1 << 20), km.source)
+    scratch = init_gradient(rows(), alpha, C)
     np.testing.assert_allclose(carried[0], scratch[0], atol=1e-9)
     np.testing.assert_allclose(carried[1], scratch[1], atol=1e-9)
     warm = solve(km, y, after, C=C, alpha0=alpha, previous=(before, prev))

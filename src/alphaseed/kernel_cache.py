@@ -243,14 +243,6 @@ def cache_swap_columns(cache, first, second, count):
 
 
 @njit(cache=True)
-def cache_swap(cache, i, j):
-    """Exchange the keys i and j: rows and columns, as LibSVM's ``Cache::swap_index``."""
-    cache_swap_keys(cache, i, j)
-    pair = np.array([i])
-    cache_swap_columns(cache, pair, np.array([j]), 1)
-
-
-@njit(cache=True)
 def shared_block(X, sqnorm, gamma, source, rows, cols):
     """K[rows][:, cols] read through the shared cache (computing missing rows once)."""
     out = np.empty((rows.shape[0], cols.shape[0]), dtype=np.float32)

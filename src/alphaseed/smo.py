@@ -19,6 +19,7 @@ of ``alphaseed.seeding`` produce such starts. Every run counts its kernel work
 from __future__ import annotations
 
 import time
+from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,6 +89,36 @@ class SolveResult:
 # shrinking (active instances first), ``perm`` maps a position back to the caller's order.
 # ---------------------------------------------------------------------------------------
 
+# Where the solver's rows of Q come from: the kernel's data, the solver's position order
+# (``gidx``, ``y``: permuted by shrinking) and its row cache with the cache's row source.
+Rows = namedtuple("Rows", ["X", "sqnorm", "gamma", "gidx", "y", "cache", "source"])
+# The solver's state, indexed by position: alpha, the gradient G, LibSVM's G_bar, each
+# alpha's bound status, ``perm`` and the event counts (RECONSTRUCTIONS, ...), with the scratch
+# of the parallel loops (a slot per thread: values, indices, maxima) and of shrinking.
+State = namedtuple("State", ["alpha", "G", "G_bar", "status", "perm", "events", "values",
+                             "indices", "maxima", "swapped_lo", "swapped_hi"])
+
+
+def kernel_rows(kernel: KernelMatrix, gidx, y, cache) -> Rows:
+    """The rows of Q over the instances ``gidx`` (global indices) with labels ``y``."""
+    return Rows(kernel.X, kernel.sqnorm, kernel.gamma, np.ascontiguousarray(gidx, np.int64),
+                np.ascontiguousarray(y, np.float64), cache, kernel.source)
+
+
+def new_state(alpha, G, G_bar, C: float, threads: int) -> State:
+    l = alpha.shape[0]
+    status = np.where(alpha >= C, UPPER, np.where(alpha <= 0.0, LOWER, FREE)).astype(np.int8)
+    return State(alpha, G, G_bar, status, np.arange(l), np.zeros(N_EVENTS, dtype=np.int64),
+                 np.empty(threads), np.empty(threads, dtype=np.int64), np.empty(threads),
+                 np.empty(l, dtype=np.int64), np.empty(l, dtype=np.int64))
+
+
+@njit(cache=True)
+def _row(rows, p, length):
+    """Row p of Q through the solver's cache, its first ``length`` values computed."""
+    return get_q(p, length, rows.X, rows.sqnorm, rows.gamma, rows.gidx, rows.y, rows.cache,
+                 rows.source)
+
 
 @njit(cache=True)
 def _status(a, C):
@@ -99,13 +130,14 @@ def _status(a, C):
 
 
 @njit(cache=True)
-def init_gradient(X, sqnorm, gamma, gidx, y, alpha, C, cache, source):
+def init_gradient(rows, alpha, C):
+    """LibSVM's (G, G_bar) at ``alpha``: a full row of Q per nonzero alpha, through the cache."""
     l = alpha.shape[0]
     G = np.full(l, -1.0)
     G_bar = np.zeros(l)
     for i in range(l):
         if alpha[i] > 0.0:
-            q = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
+            q = _row(rows, i, l)
             a = alpha[i]
             for j in range(l):
                 G[j] += a * q[j]
@@ -123,16 +155,16 @@ def _swap(a, i, j):
 
 
 @njit(cache=True)
-def _swap_index(i, j, gidx, y, alpha, status, G, G_bar, perm, cache):
+def _swap_index(state, rows, i, j):
     """LibSVM's swap_index, except for the cached rows' columns (see ``_shrink``)."""
-    cache_swap_keys(cache, i, j)
-    _swap(gidx, i, j)
-    _swap(y, i, j)
-    _swap(alpha, i, j)
-    _swap(status, i, j)
-    _swap(G, i, j)
-    _swap(G_bar, i, j)
-    _swap(perm, i, j)
+    cache_swap_keys(rows.cache, i, j)
+    _swap(rows.gidx, i, j)
+    _swap(rows.y, i, j)
+    _swap(state.alpha, i, j)
+    _swap(state.status, i, j)
+    _swap(state.G, i, j)
+    _swap(state.G_bar, i, j)
+    _swap(state.perm, i, j)
 
 
 @njit(cache=True)
@@ -167,7 +199,7 @@ def _chunk_bounds(active, chunks, c):
 # LibSVM writes each loop below twice, once per label; multiplying by y = +-1 is exact, so
 # one loop over y * G gives the same values, comparisons and ties.
 @njit(cache=True)
-def _max_up(lo, hi, y, status, G):
+def _max_up_over(lo, hi, y, status, G):
     """max of -y_t G_t over I_up in [lo, hi), and its last index (-1 if none)."""
     gmax = -INF
     gmax_idx = -1
@@ -179,8 +211,10 @@ def _max_up(lo, hi, y, status, G):
 
 
 @njit(cache=True)
-def _update_and_max_up(lo, hi, G, qi, qj, dai, daj, y, status):
-    """The gradient update of one SMO step over [lo, hi), fused with the next step's _max_up."""
+def _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status):
+    """The gradient update of one SMO step over [lo, hi), fused with the next step's
+    _max_up_over."""
+    dai, daj = deltas
     gmax = -INF
     gmax_idx = -1
     for t in range(lo, hi):
@@ -192,8 +226,10 @@ def _update_and_max_up(lo, hi, G, qi, qj, dai, daj, y, status):
 
 
 @njit(cache=True)
-def _min_low(lo, hi, gmax, y_i, qi, y, status, G):
-    """Second-order choice of j over I_low in [lo, hi): (obj_diff_min, its last index, gmax2)."""
+def _min_low_over(lo, hi, gmax, qi, i, y, status, G):
+    """Second-order choice of j over I_low in [lo, hi) given i: (obj_diff_min, its last index,
+    gmax2)."""
+    y_i = y[i]
     gmax2 = -INF
     gmin_idx = -1
     obj_diff_min = INF
@@ -214,25 +250,40 @@ def _min_low(lo, hi, gmax, y_i, qi, y, status, G):
     return obj_diff_min, gmin_idx, gmax2
 
 
+# In the parallel functions each array is taken from the state on a line of its own: with
+# several unpacked in one statement, Numba 0.68's parfor pass let the chunks' writes be lost.
 @njit(cache=True, parallel=True)
-def _chunked_max_up(active, chunks, y, status, G, values, indices):
+def _chunked_max_up(state, y, active, chunks):
+    status = state.status
+    G = state.G
+    values = state.values
+    indices = state.indices
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
-        values[c], indices[c] = _max_up(lo, hi, y, status, G)
+        values[c], indices[c] = _max_up_over(lo, hi, y, status, G)
 
 
 @njit(cache=True, parallel=True)
-def _chunked_update_and_max_up(active, chunks, G, qi, qj, dai, daj, y, status, values, indices):
+def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas):
+    status = state.status
+    G = state.G
+    values = state.values
+    indices = state.indices
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
-        values[c], indices[c] = _update_and_max_up(lo, hi, G, qi, qj, dai, daj, y, status)
+        values[c], indices[c] = _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status)
 
 
 @njit(cache=True, parallel=True)
-def _chunked_min_low(active, chunks, gmax, y_i, qi, y, status, G, values, indices, maxima):
+def _chunked_min_low(state, y, active, chunks, gmax, qi, i):
+    status = state.status
+    G = state.G
+    values = state.values
+    indices = state.indices
+    maxima = state.maxima
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
-        values[c], indices[c], maxima[c] = _min_low(lo, hi, gmax, y_i, qi, y, status, G)
+        values[c], indices[c], maxima[c] = _min_low_over(lo, hi, gmax, qi, i, y, status, G)
 
 
 @njit(cache=True)
@@ -249,54 +300,157 @@ def _last_best(values, indices, chunks, sign):
 
 
 @njit(cache=True)
-def max_up(active, y, status, G, values, indices):
-    chunks = _chunk_count(active, values)
+def _max_up(state, y, active):
+    """max of -y_t G_t over the active I_up, and its last index (-1 if none)."""
+    chunks = _chunk_count(active, state.values)
     if chunks == 1:
-        return _max_up(0, active, y, status, G)
-    _chunked_max_up(active, chunks, y, status, G, values, indices)
-    return _last_best(values, indices, chunks, 1.0)
+        return _max_up_over(0, active, y, state.status, state.G)
+    _chunked_max_up(state, y, active, chunks)
+    return _last_best(state.values, state.indices, chunks, 1.0)
 
 
 @njit(cache=True)
-def update_and_max_up(active, G, qi, qj, dai, daj, y, status, values, indices):
-    chunks = _chunk_count(active, values)
+def _update_gradient(state, y, active, qi, qj, deltas):
+    """G += Q_i dalpha_i + Q_j dalpha_j over the active set; returns the new _max_up."""
+    chunks = _chunk_count(active, state.values)
     if chunks == 1:
-        return _update_and_max_up(0, active, G, qi, qj, dai, daj, y, status)
-    _chunked_update_and_max_up(active, chunks, G, qi, qj, dai, daj, y, status, values, indices)
-    return _last_best(values, indices, chunks, 1.0)
+        return _update_and_max_up_over(0, active, state.G, qi, qj, deltas, y, state.status)
+    _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas)
+    return _last_best(state.values, state.indices, chunks, 1.0)
 
 
 @njit(cache=True)
-def _select_working_set(active, eps, gmax, gmax_idx, X, sqnorm, gamma, gidx, y, status, G, cache,
-                        source, values, indices, maxima):
+def _select_working_set(state, rows, active, eps, gmax, gmax_idx):
     """(i, j) of LibSVM's second-order selection given i's _max_up, or (-1, -1) when the gap
     is below eps."""
     i = gmax_idx
     if i == -1:
         return -1, -1
-    qi = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
-    chunks = _chunk_count(active, values)
+    qi = _row(rows, i, active)
+    chunks = _chunk_count(active, state.values)
     if chunks == 1:
-        obj_diff_min, gmin_idx, gmax2 = _min_low(0, active, gmax, y[i], qi, y, status, G)
+        obj_diff_min, gmin_idx, gmax2 = _min_low_over(0, active, gmax, qi, i, rows.y,
+                                                      state.status, state.G)
     else:
-        _chunked_min_low(active, chunks, gmax, y[i], qi, y, status, G, values, indices, maxima)
-        obj_diff_min, gmin_idx = _last_best(values, indices, chunks, -1.0)
+        _chunked_min_low(state, rows.y, active, chunks, gmax, qi, i)
+        obj_diff_min, gmin_idx = _last_best(state.values, state.indices, chunks, -1.0)
         gmax2 = -INF
         for c in range(chunks):
-            gmax2 = max(gmax2, maxima[c])
+            gmax2 = max(gmax2, state.maxima[c])
     if gmax + gmax2 < eps or gmin_idx == -1:
         return -1, -1
     return gmax_idx, gmin_idx
 
 
+@njit(cache=True)
+def _pair_of_different_labels(ai, aj, gi, gj, qij, C):
+    """LibSVM's new (alpha_i, alpha_j) when y_i != y_j, clipped in its order."""
+    quad = 2.0 + 2.0 * qij
+    if quad <= 0.0:
+        quad = TAU
+    delta = (-gi - gj) / quad
+    diff = ai - aj
+    ai += delta
+    aj += delta
+    # LibSVM's two clipping tests, in its order; with one C both branch on diff > 0.
+    if diff > 0.0:
+        if aj < 0.0:
+            aj = 0.0
+            ai = diff
+        if ai > C:
+            ai = C
+            aj = C - diff
+    else:
+        if ai < 0.0:
+            ai = 0.0
+            aj = -diff
+        if aj > C:
+            aj = C
+            ai = C + diff
+    return ai, aj
+
+
+@njit(cache=True)
+def _pair_of_same_label(ai, aj, gi, gj, qij, C):
+    """LibSVM's new (alpha_i, alpha_j) when y_i == y_j, clipped in its order."""
+    quad = 2.0 - 2.0 * qij
+    if quad <= 0.0:
+        quad = TAU
+    delta = (gi - gj) / quad
+    total = ai + aj
+    ai -= delta
+    aj += delta
+    if total > C:
+        if ai > C:
+            ai = C
+            aj = total - C
+        if aj > C:
+            aj = C
+            ai = total - C
+    else:
+        if aj < 0.0:
+            aj = 0.0
+            ai = total
+        if ai < 0.0:
+            ai = 0.0
+            aj = total
+    return ai, aj
+
+
+@njit(cache=True)
+def _update_g_bar(state, rows, p, was_upper, C):
+    """G_bar after alpha_p crossed C (upwards unless ``was_upper``): a full-length row of Q."""
+    G_bar, events, counts = state.G_bar, state.events, rows.cache[5]
+    l = G_bar.shape[0]
+    computed = counts[VALUES_COMPUTED]
+    q = _row(rows, p, l)
+    events[G_BAR_ROWS] += 1
+    events[G_BAR_VALUES] += counts[VALUES_COMPUTED] - computed
+    sign = -C if was_upper else C
+    for t in range(l):
+        G_bar[t] += sign * q[t]
+
+
+@njit(cache=True)
+def _update(state, rows, active, i, j, C):
+    """LibSVM's update of the pair (i, j): alpha, status, G and G_bar. Returns the next
+    _max_up, which the gradient update computes on the way."""
+    alpha, status, G, y = state.alpha, state.status, state.G, rows.y
+    qi = _row(rows, i, active)
+    qj = _row(rows, j, active)
+    old_ai = alpha[i]
+    old_aj = alpha[j]
+    if y[i] != y[j]:
+        alpha[i], alpha[j] = _pair_of_different_labels(old_ai, old_aj, G[i], G[j], qi[j], C)
+    else:
+        alpha[i], alpha[j] = _pair_of_same_label(old_ai, old_aj, G[i], G[j], qi[j], C)
+    ui = status[i] == UPPER
+    uj = status[j] == UPPER
+    status[i] = _status(alpha[i], C)
+    status[j] = _status(alpha[j], C)
+    up = _update_gradient(state, y, active, qi, qj, (alpha[i] - old_ai, alpha[j] - old_aj))
+    if ui != (status[i] == UPPER):
+        _update_g_bar(state, rows, i, ui, C)
+    if uj != (status[j] == UPPER):
+        _update_g_bar(state, rows, j, uj, C)
+    return up
+
+
 @njit(cache=True, parallel=True)
-def _reconstruct_from_gram(active, gram, gidx, y, alpha, status, G, walk_inactive, chunks):
+def _reconstruct_from_gram(state, rows, active, walk_inactive):
     """_reconstruct_gradient's sums read straight from the Gram matrix, in parallel.
 
     Going through the row cache would stretch every row it touches to full length and evict
     the rows the next iterations need. Each G[j] adds the same terms in the same order as the
     cached walk does, so the result is identical.
     """
+    alpha = state.alpha
+    status = state.status
+    G = state.G
+    gram = rows.source[1]
+    gidx = rows.gidx
+    y = rows.y
+    chunks = state.values.shape[0]
     l = alpha.shape[0]
     inactive = l - active
     for c in prange(chunks):
@@ -317,62 +471,49 @@ def _reconstruct_from_gram(active, gram, gidx, y, alpha, status, G, walk_inactiv
 
 
 @njit(cache=True)
-def _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
-                          source, chunks):
+def _reconstruct_gradient(state, rows, active):
+    """LibSVM's reconstruct_gradient: G of the inactive positions from G_bar and the free
+    alphas."""
+    alpha, status, G = state.alpha, state.status, state.G
     l = alpha.shape[0]
     if active == l:
         return
     for j in range(active, l):
-        G[j] = G_bar[j] - 1.0
+        G[j] = state.G_bar[j] - 1.0
     n_free = 0
     for j in range(active):
         if status[j] == FREE:
             n_free += 1
     # Walk whichever side needs fewer kernel evaluations, as LibSVM does.
     walk_inactive = n_free * l > 2 * active * (l - active)
-    if source[0] == GRAM:
-        _reconstruct_from_gram(active, source[1], gidx, y, alpha, status, G, walk_inactive,
-                               chunks)
+    if rows.source[0] == GRAM:
+        _reconstruct_from_gram(state, rows, active, walk_inactive)
     elif walk_inactive:
         for i in range(active, l):
-            q = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
+            q = _row(rows, i, active)
             for j in range(active):
                 if status[j] == FREE:
                     G[i] += alpha[j] * q[j]
     else:
         for i in range(active):
             if status[i] == FREE:
-                q = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
+                q = _row(rows, i, l)
                 a = alpha[i]
                 for j in range(active, l):
                     G[j] += a * q[j]
 
 
 @njit(cache=True)
-def _unshrink(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache, source, chunks,
-              events):
-    """Reconstruct the inactive gradients and counts the event; returns the new active size, l."""
-    l = alpha.shape[0]
+def _unshrink(state, rows, active):
+    """Reconstruct the inactive gradients, counting the event; returns the new active size."""
+    l = state.alpha.shape[0]
     if active < l:
-        computed = cache[5][VALUES_COMPUTED]
-        _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
-                              source, chunks)
-        events[RECONSTRUCTIONS] += 1
-        events[RECONSTRUCTION_VALUES] += cache[5][VALUES_COMPUTED] - computed
+        counts = rows.cache[5]
+        computed = counts[VALUES_COMPUTED]
+        _reconstruct_gradient(state, rows, active)
+        state.events[RECONSTRUCTIONS] += 1
+        state.events[RECONSTRUCTION_VALUES] += counts[VALUES_COMPUTED] - computed
     return l
-
-
-@njit(cache=True)
-def _update_g_bar(p, was_upper, C, X, sqnorm, gamma, gidx, y, G_bar, cache, source, events):
-    """G_bar after alpha_p crossed C (upwards unless ``was_upper``): a full-length row of Q."""
-    l = G_bar.shape[0]
-    computed = cache[5][VALUES_COMPUTED]
-    q = get_q(p, l, X, sqnorm, gamma, gidx, y, cache, source)
-    events[G_BAR_ROWS] += 1
-    events[G_BAR_VALUES] += cache[5][VALUES_COMPUTED] - computed
-    sign = -C if was_upper else C
-    for t in range(l):
-        G_bar[t] += sign * q[t]
 
 
 @njit(cache=True)
@@ -389,12 +530,12 @@ def _be_shrunk(i, gmax1, gmax2, y, status, G):
 
 
 @njit(cache=True)
-def _shrink(active, gmax1, gmax2, gidx, y, alpha, status, G, G_bar, perm, cache, swapped_lo,
-            swapped_hi):
-    """LibSVM's do_shrinking after its unshrink step: the new active size.
+def _shrink(state, rows, active, gmax1, gmax2):
+    """Move the instances _be_shrunk picks behind the active set: the new active size.
 
     The cached rows' columns are exchanged once at the end, for all swaps together.
     """
+    y, status, G = rows.y, state.status, state.G
     swaps = 0
     t = 0
     while t < active:
@@ -402,15 +543,34 @@ def _shrink(active, gmax1, gmax2, gidx, y, alpha, status, G, G_bar, perm, cache,
             active -= 1
             while active > t:
                 if not _be_shrunk(active, gmax1, gmax2, y, status, G):
-                    _swap_index(t, active, gidx, y, alpha, status, G, G_bar, perm, cache)
-                    swapped_lo[swaps] = t
-                    swapped_hi[swaps] = active
+                    _swap_index(state, rows, t, active)
+                    state.swapped_lo[swaps] = t
+                    state.swapped_hi[swaps] = active
                     swaps += 1
                     break
                 active -= 1
         t += 1
-    cache_swap_columns(cache, swapped_lo, swapped_hi, swaps)
+    cache_swap_columns(rows.cache, state.swapped_lo, state.swapped_hi, swaps)
     return active
+
+
+@njit(cache=True)
+def _do_shrinking(state, rows, active, eps, unshrunk):
+    """LibSVM's do_shrinking: unshrink once when the gap first falls below 10 eps, then
+    shrink. Returns (active size, unshrunk)."""
+    y, status, G = rows.y, state.status, state.G
+    gmax1 = -INF
+    gmax2 = -INF
+    for t in range(active):
+        yg = y[t] * G[t]
+        if _in_up(y[t], status[t]) and -yg >= gmax1:
+            gmax1 = -yg
+        if _in_low(y[t], status[t]) and yg >= gmax2:
+            gmax2 = yg
+    if not unshrunk and gmax1 + gmax2 <= eps * 10.0:
+        unshrunk = True
+        active = _unshrink(state, rows, active)
+    return _shrink(state, rows, active, gmax1, gmax2), unshrunk
 
 
 @njit(cache=True)
@@ -440,25 +600,13 @@ def _calculate_rho(active, y, status, G):
 
 
 @njit(cache=True)
-def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_iter, cache,
-             source, threads):
+def smo_loop(state, rows, C, eps, shrinking, max_iter):
     """Run SMO from a state whose gradient is initialised; arrays are permuted in place.
 
-    Returns (perm, rho, objective, iterations, cap_hit, events); ``perm[p]`` is the caller's
-    position of the instance now at position p; ``events`` is indexed by RECONSTRUCTIONS etc.
+    Returns (rho, objective, iterations, cap_hit); ``state.perm[p]`` is the caller's position
+    of the instance now at position p.
     """
-    l = alpha.shape[0]
-    events = np.zeros(N_EVENTS, dtype=np.int64)
-    status = np.empty(l, dtype=np.int8)
-    for t in range(l):
-        status[t] = _status(alpha[t], C)
-    perm = np.arange(l)
-    swapped_lo = np.empty(l, dtype=np.int64)
-    swapped_hi = np.empty(l, dtype=np.int64)
-    # Per-chunk partial results of the parallel loops, a chunk per thread.
-    values = np.empty(threads)
-    indices = np.empty(threads, dtype=np.int64)
-    maxima = np.empty(threads)
+    l = state.alpha.shape[0]
     # _max_up of the current state, once the previous step's gradient update has computed it.
     up_known = False
     gmax = -INF
@@ -472,110 +620,31 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
         if counter == 0:
             counter = min(l, 1000)
             if shrinking:
-                gmax1 = -INF
-                gmax2 = -INF
-                for t in range(active):
-                    yg = y[t] * G[t]
-                    if _in_up(y[t], status[t]) and -yg >= gmax1:
-                        gmax1 = -yg
-                    if _in_low(y[t], status[t]) and yg >= gmax2:
-                        gmax2 = yg
-                if not unshrunk and gmax1 + gmax2 <= eps * 10.0:
-                    unshrunk = True
-                    active = _unshrink(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar,
-                                       cache, source, threads, events)
-                active = _shrink(active, gmax1, gmax2, gidx, y, alpha, status, G, G_bar, perm,
-                                 cache, swapped_lo, swapped_hi)
+                active, unshrunk = _do_shrinking(state, rows, active, eps, unshrunk)
                 up_known = False
-
         if not up_known:
-            gmax, gmax_idx = max_up(active, y, status, G, values, indices)
-        i, j = _select_working_set(active, eps, gmax, gmax_idx, X, sqnorm, gamma, gidx, y, status,
-                                   G, cache, source, values, indices, maxima)
+            gmax, gmax_idx = _max_up(state, rows.y, active)
+        i, j = _select_working_set(state, rows, active, eps, gmax, gmax_idx)
         if i < 0:
-            active = _unshrink(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
-                               source, threads, events)
-            gmax, gmax_idx = max_up(active, y, status, G, values, indices)
-            i, j = _select_working_set(active, eps, gmax, gmax_idx, X, sqnorm, gamma, gidx, y,
-                                       status, G, cache, source, values, indices, maxima)
+            active = _unshrink(state, rows, active)
+            gmax, gmax_idx = _max_up(state, rows.y, active)
+            i, j = _select_working_set(state, rows, active, eps, gmax, gmax_idx)
             if i < 0:
                 break
             counter = 1
         it += 1
-        events[ACTIVE_SUM] += active
-
-        qi = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
-        qj = get_q(j, active, X, sqnorm, gamma, gidx, y, cache, source)
-        qij = qi[j]
-        old_ai = alpha[i]
-        old_aj = alpha[j]
-        if y[i] != y[j]:
-            quad = 2.0 + 2.0 * qij
-            if quad <= 0.0:
-                quad = TAU
-            delta = (-G[i] - G[j]) / quad
-            diff = alpha[i] - alpha[j]
-            alpha[i] += delta
-            alpha[j] += delta
-            # LibSVM's two clipping tests, in its order; with one C both branch on diff > 0.
-            if diff > 0.0:
-                if alpha[j] < 0.0:
-                    alpha[j] = 0.0
-                    alpha[i] = diff
-                if alpha[i] > C:
-                    alpha[i] = C
-                    alpha[j] = C - diff
-            else:
-                if alpha[i] < 0.0:
-                    alpha[i] = 0.0
-                    alpha[j] = -diff
-                if alpha[j] > C:
-                    alpha[j] = C
-                    alpha[i] = C + diff
-        else:
-            quad = 2.0 - 2.0 * qij
-            if quad <= 0.0:
-                quad = TAU
-            delta = (G[i] - G[j]) / quad
-            total = alpha[i] + alpha[j]
-            alpha[i] -= delta
-            alpha[j] += delta
-            if total > C:
-                if alpha[i] > C:
-                    alpha[i] = C
-                    alpha[j] = total - C
-                if alpha[j] > C:
-                    alpha[j] = C
-                    alpha[i] = total - C
-            else:
-                if alpha[j] < 0.0:
-                    alpha[j] = 0.0
-                    alpha[i] = total
-                if alpha[i] < 0.0:
-                    alpha[i] = 0.0
-                    alpha[j] = total
-
-        ui = status[i] == UPPER
-        uj = status[j] == UPPER
-        status[i] = _status(alpha[i], C)
-        status[j] = _status(alpha[j], C)
-        gmax, gmax_idx = update_and_max_up(active, G, qi, qj, alpha[i] - old_ai, alpha[j] - old_aj,
-                                           y, status, values, indices)
+        state.events[ACTIVE_SUM] += active
+        gmax, gmax_idx = _update(state, rows, active, i, j, C)
         up_known = True
-        if ui != (status[i] == UPPER):
-            _update_g_bar(i, ui, C, X, sqnorm, gamma, gidx, y, G_bar, cache, source, events)
-        if uj != (status[j] == UPPER):
-            _update_g_bar(j, uj, C, X, sqnorm, gamma, gidx, y, G_bar, cache, source, events)
 
     cap_hit = it >= max_iter
     if cap_hit:
-        active = _unshrink(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
-                           source, threads, events)
-    rho = _calculate_rho(active, y, status, G)
+        active = _unshrink(state, rows, active)
+    rho = _calculate_rho(active, rows.y, state.status, state.G)
     v = 0.0
     for t in range(l):
-        v += alpha[t] * (G[t] - 1.0)
-    return perm, rho, v / 2.0, it, cap_hit, events
+        v += state.alpha[t] * (state.G[t] - 1.0)
+    return rho, v / 2.0, it, cap_hit
 
 
 def check_labels(y: np.ndarray) -> np.ndarray:
@@ -639,7 +708,11 @@ def solve(
     if not cache_mb > 0:
         raise SolverInputError(f"cache_mb must be positive, got {cache_mb!r}")
     y = check_labels(y)
+    if y.size != kernel.n:
+        raise SolverInputError(f"y has {y.size} labels for a kernel over {kernel.n} instances")
     index = np.ascontiguousarray(index, dtype=np.int64)
+    if index.size and not (0 <= index.min() and index.max() < kernel.n):
+        raise SolverInputError(f"training indices must lie in [0, {kernel.n})")
     l = index.size
     y_train = np.ascontiguousarray(y[index])
     alpha = np.zeros(l) if alpha0 is None else check_warm_start(alpha0, y_train, C)
@@ -658,37 +731,27 @@ def solve(
     # LibSVM's svm_train groups a -1/+1 training set by class, the +1 instances first, each
     # class in its given order; solving in that order keeps ties and iteration counts equal.
     order = np.concatenate([np.flatnonzero(y_train > 0), np.flatnonzero(y_train < 0)])
-    gidx = index[order]
-    y_inner = y_train[order]
-    alpha = alpha[order]
-    cache = new_cache(l, cache_mb * (1 << 20))
-    source = kernel.source
+    rows = kernel_rows(kernel, index[order], y_train[order], new_cache(l, cache_mb * (1 << 20)))
 
     t0 = time.perf_counter()
     carried = None
     if previous is not None:
-        prev_index, prev = previous
-        if np.shape(prev_index) != np.shape(prev.alpha):
-            raise SolverInputError(f"the previous solution has {np.size(prev.alpha)} alphas for "
-                                   f"{np.size(prev_index)} training instances")
-        keys = np.empty(l, dtype=np.int64)
-        keys[order] = np.arange(l)
-        carried = carry_gradient(kernel, y, prev_index, prev, index, alpha[keys], C, cache, keys)
+        carried = carry_gradient(kernel, y, previous, index, alpha, C, rows)
+    alpha = alpha[order]
     if carried is None:
-        G, G_bar = init_gradient(kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, C,
-                                 cache, source)
+        G, G_bar = init_gradient(rows, alpha, C)
         values_outside = 0
     else:
-        G, G_bar = carried[0][order], carried[1][order]
-        values_outside = carried[2]
+        G, G_bar, values_outside = carried
     t1 = time.perf_counter()
-    init_values = int(cache[5][VALUES_COMPUTED])
-    perm, rho, objective, iterations, cap_hit, events = smo_loop(
-        kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, G, G_bar,
-        C, float(eps), bool(shrinking), int(max_iter), cache, source, get_num_threads(),
-    )
+    counts = rows.cache[5]
+    init_values = int(counts[VALUES_COMPUTED])
+    state = new_state(alpha, G, G_bar, C, get_num_threads())
+    rho, objective, iterations, cap_hit = smo_loop(state, rows, C, float(eps), bool(shrinking),
+                                                   int(max_iter))
     t2 = time.perf_counter()
-    counts = cache[5]
+    events = state.events
+    perm = state.perm
 
     alpha_out = np.empty(l)
     grad_out = np.empty(l)
@@ -721,26 +784,35 @@ def solve(
     )
 
 
-def carry_gradient(kernel: KernelMatrix, y, prev_index, prev: SolveResult, next_index, alpha_next,
-                   C: float, cache, keys=None):
-    """(G, G_bar) at ``alpha_next`` over ``next_index``, carried over from a previous solution.
+def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C: float,
+                   rows: Rows):
+    """(G, G_bar) at ``alpha_next`` over ``next_index``, carried over from ``previous = (its
+    training index, its SolveResult)``.
 
     An instance of both training sets keeps its gradient plus Q times the change of alpha; an
-    instance new to the training set gets its gradient from the support vectors. The rows of Q
-    this needs, those of the changed and of the new instances, are requested at full length
-    through ``cache``, the solver's row cache (``keys[p]`` is the cache key of ``next_index[p]``,
-    ``p`` by default), as LibSVM's initialisation requests its rows, so SMO finds them there
-    instead of computing them again. Only the columns of instances that left the training set
-    are computed outside it.
+    instance new to the training set gets its gradient from the support vectors, summed in the
+    order of ``next_index``. The rows of Q this needs, those of the changed and of the new
+    instances, are requested at full length through ``rows``, the solver's row cache over a
+    permutation of ``next_index``, as LibSVM's initialisation requests its rows, so SMO finds
+    them there instead of computing them again. Only the columns of instances that left the
+    training set are computed outside it.
 
-    Returns (G, G_bar, kernel values computed outside the cache), or None when carrying would
-    cost more kernel values than LibSVM's initialisation from scratch.
+    Returns (G, G_bar) in the order of ``rows`` and the kernel values computed outside the
+    cache, or None when carrying would cost more kernel values than LibSVM's initialisation.
     """
+    prev_index, prev = previous
     y = np.asarray(y, dtype=np.float64)
     prev_index = np.asarray(prev_index, dtype=np.int64)
     next_index = np.asarray(next_index, dtype=np.int64)
     n, l = y.size, next_index.size
-    keys = np.arange(l) if keys is None else np.asarray(keys, dtype=np.int64)
+    if prev_index.shape != np.shape(prev.alpha):
+        raise SolverInputError(f"the previous solution has {np.size(prev.alpha)} alphas for "
+                               f"{prev_index.size} training instances")
+    key_after = np.full(n, -1, dtype=np.int64)
+    key_after[rows.gidx] = np.arange(rows.gidx.size)
+    keys = key_after[next_index]
+    if rows.gidx.size != l or (keys < 0).any():
+        raise SolverInputError("the row cache is not over the training instances")
     alpha_before = np.zeros(n)
     alpha_before[prev_index] = prev.alpha
     alpha_after = np.zeros(n)
@@ -749,21 +821,15 @@ def carry_gradient(kernel: KernelMatrix, y, prev_index, prev: SolveResult, next_
     changed = np.flatnonzero((alpha_after != alpha_before) | (at_C_change != 0))
     position_before = np.full(n, -1, dtype=np.int64)
     position_before[prev_index] = np.arange(prev_index.size)
-    key_after = np.full(n, -1, dtype=np.int64)
-    key_after[next_index] = keys
     carried = np.flatnonzero(position_before[next_index] >= 0)
     fresh = np.flatnonzero(position_before[next_index] < 0)
     support = np.flatnonzero(alpha_next > 0)
     sources = key_after[changed]
     left = changed[sources < 0]
-    rows = np.union1d(sources[sources >= 0], keys[fresh]).size
-    if rows * l + left.size * carried.size >= support.size * l:
+    cached_rows = np.union1d(sources[sources >= 0], keys[fresh]).size
+    if cached_rows * l + left.size * carried.size >= support.size * l:
         return None
 
-    # The solver's position order: the cache's rows and columns are keyed by it.
-    gidx = np.empty(l, dtype=np.int64)
-    gidx[keys] = next_index
-    y_keyed = np.ascontiguousarray(y[gidx])
     G = np.empty(l)
     G_bar = np.empty(l)
     # A source that left the training set is read from row -1 - s of its block.
@@ -771,18 +837,17 @@ def carry_gradient(kernel: KernelMatrix, y, prev_index, prev: SolveResult, next_
     left_block = kernel.block(left, next_index[carried])
     delta = np.column_stack([y[changed] * (alpha_after - alpha_before)[changed],
                              y[changed] * at_C_change[changed]])
-    moved = _column_sums(sources, left_block, delta, keys[carried], kernel.X, kernel.sqnorm,
-                         kernel.gamma, gidx, y_keyed, cache, kernel.source)
+    moved = _column_sums(rows, sources, left_block, delta, keys[carried])
     moved *= y[next_index[carried], None]
-    G[carried] = prev.gradient[position_before[next_index[carried]]] + moved[:, 0]
-    G_bar[carried] = prev.gradient_bar[position_before[next_index[carried]]] + moved[:, 1]
+    kept = keys[carried]
+    G[kept] = prev.gradient[position_before[next_index[carried]]] + moved[:, 0]
+    G_bar[kept] = prev.gradient_bar[position_before[next_index[carried]]] + moved[:, 1]
     sv = next_index[support]
     weights = np.column_stack([y[sv] * alpha_after[sv], y[sv] * C * (alpha_after[sv] >= C)])
-    total = _row_sums(keys[fresh], keys[support], weights, kernel.X, kernel.sqnorm, kernel.gamma,
-                      gidx, y_keyed, cache, kernel.source)
+    total = _row_sums(rows, keys[fresh], keys[support], weights)
     total *= y[next_index[fresh], None]
-    G[fresh] = total[:, 0] - 1.0
-    G_bar[fresh] = total[:, 1]
+    G[keys[fresh]] = total[:, 0] - 1.0
+    G_bar[keys[fresh]] = total[:, 1]
     return G, G_bar, left_block.size
 
 
@@ -793,18 +858,18 @@ def carry_gradient(kernel: KernelMatrix, y, prev_index, prev: SolveResult, next_
 
 
 @njit(cache=True)
-def _column_sums(sources, left_block, weights, targets, X, sqnorm, gamma, gidx, y, cache,
-                 source):
+def _column_sums(rows, sources, left_block, weights, targets):
     """sum_b K[targets[a], s_b] * weights[b] for every a, with K's symmetry: the column of a
     source key s_b >= 0 is its full row of Q from the cache, else row -1 - s_b of
     ``left_block`` (K of a source outside the cache against every target)."""
-    l = gidx.shape[0]
+    y = rows.y
+    l = y.shape[0]
     out = np.zeros((targets.shape[0], weights.shape[1]))
     column = np.empty(targets.shape[0])
     for b in range(sources.shape[0]):
         s = sources[b]
         if s >= 0:
-            q = get_q(s, l, X, sqnorm, gamma, gidx, y, cache, source)
+            q = _row(rows, s, l)
             for a in range(targets.shape[0]):
                 column[a] = np.float64(q[targets[a]]) * (y[s] * y[targets[a]])
         else:
@@ -817,14 +882,15 @@ def _column_sums(sources, left_block, weights, targets, X, sqnorm, gamma, gidx, 
 
 
 @njit(cache=True)
-def _row_sums(targets, sources, weights, X, sqnorm, gamma, gidx, y, cache, source):
+def _row_sums(rows, targets, sources, weights):
     """sum_b K[targets[a], sources[b]] * weights[b] for every a, each target's full row of Q
     read through the cache."""
-    l = gidx.shape[0]
+    y = rows.y
+    l = y.shape[0]
     out = np.zeros((targets.shape[0], weights.shape[1]))
     for a in range(targets.shape[0]):
         t = targets[a]
-        q = get_q(t, l, X, sqnorm, gamma, gidx, y, cache, source)
+        q = _row(rows, t, l)
         for b in range(sources.shape[0]):
             k = np.float64(q[sources[b]]) * (y[t] * y[sources[b]])
             for m in range(weights.shape[1]):
