@@ -164,6 +164,61 @@ def test_invalid_input_is_rejected_with_a_named_reason(kwargs, message):
         train_svm(X, y, **kwargs)
 
 
+@pytest.mark.parametrize("index, labels, previous, message", [
+    (np.array([0, 1, 6]), 6, None, r"indices must lie in \[0, 6\)"),
+    (np.array([-1, 0, 1]), 6, None, r"indices must lie"),
+    (np.arange(6), 5, None, "5 labels for a kernel over 6"),
+    (np.arange(6), 6, (np.arange(3), np.zeros(4)), "4 alphas for 3 training instances"),
+])
+def test_solve_checks_indices_and_the_previous_solution_before_reading_them(index, labels,
+                                                                            previous, message):
+    """Would catch a negative index silently wrapping around, labels of another dataset, or a
+    previous solution whose alphas do not match its index being read past its end."""
+    from types import SimpleNamespace
+
+    km = KernelMatrix(np.arange(12.0).reshape(6, 2), 0.5)
+    y = np.array([1.0, -1, 1, -1, 1, -1])[:labels]
+    if previous is not None:
+        previous = (previous[0], SimpleNamespace(alpha=previous[1]))
+    with pytest.raises(SolverInputError, match=message):
+        solve(km, y, index, C=1.0, previous=previous)
+
+
+@pytest.mark.parametrize("gradient0, previous, message", [
+    ((np.full(7, -1.0), np.zeros(7)), None, "two arrays of 6 values"),
+    ((np.full(6, -1.0),), None, "two arrays of 6 values"),
+    ((np.full(6, -1.0), np.zeros(6)), "some", "not both"),
+])
+def test_solve_refuses_a_gradient0_that_does_not_fit(gradient0, previous, message):
+    """Would catch a gradient0 longer than the training set being read up to its length, a
+    lone G taken for (G, G_bar), or a given gradient silently overriding a carried one."""
+    km = KernelMatrix(np.arange(12.0).reshape(6, 2), 0.5)
+    y = np.array([1.0, -1, 1, -1, 1, -1])
+    if previous is not None:
+        previous = (np.arange(6), solve(km, y, np.arange(6), C=1.0))
+    with pytest.raises(SolverInputError, match=message):
+        solve(km, y, np.arange(6), C=1.0, gradient0=gradient0, previous=previous)
+
+
+def test_a_given_gradient0_is_used_in_the_callers_order():
+    """Would catch gradient0 read in the solver's class-grouped order instead of the caller's:
+    the exact gradient at a warm start then gives a different run from LibSVM's own
+    initialisation; given in the caller's order, the run is identical."""
+    X, y = blobs(n=60, seed=3, sep=0.5)
+    km = KernelMatrix(X, 0.5)
+    index = np.random.default_rng(3).permutation(60)
+    alpha0 = solve(km, y, index, C=1.0, max_iter=40).alpha
+    warm = solve(km, y, index, C=1.0, alpha0=alpha0)
+    # No iteration: the gradient LibSVM's initialisation builds at alpha0, in the caller's order.
+    start = solve(km, y, index, C=1.0, alpha0=alpha0, max_iter=0)
+    given = solve(km, y, index, C=1.0, alpha0=alpha0,
+                  gradient0=(start.gradient, start.gradient_bar))
+    assert warm.iterations > 0
+    assert given.iterations == warm.iterations
+    np.testing.assert_array_equal(given.alpha, warm.alpha)
+    assert given.rho == warm.rho
+
+
 def test_labels_other_than_plus_minus_one_are_rejected():
     with pytest.raises(SolverInputError, match="labels"):
         train_svm(np.zeros((3, 1)), np.array([0.0, 1.0, 2.0]), C=1.0, gamma=1.0)
@@ -171,7 +226,7 @@ def test_labels_other_than_plus_minus_one_are_rejected():
 
 def test_a_carried_gradient_equals_the_one_built_from_scratch():
     from alphaseed.seeding.adjust import adjust_added
-    from alphaseed.smo import carry_gradient, init_gradient, new_cache
+    from alphaseed.smo import carry_gradient, init_gradient, kernel_rows, new_cache
 
     X, y = blobs(n=120, seed=8, sep=0.4)
     km = KernelMatrix(X, 0.5)
@@ -184,13 +239,16 @@ def test_a_carried_gradient_equals_the_one_built_from_scratch():
     alpha = np.zeros(after.size)
     alpha[:60] = prev.alpha[:60]
     alpha = adjust_added(alpha, y[after], C, np.arange(60), np.arange(60, after.size))
-    carried = carry_gradient(km, y, before, prev, after, alpha, C)
+    def rows():
+        return kernel_rows(km, after, y[after], new_cache(after.size, 1 << 20))
+
+    carried = carry_gradient(km, y, (before, prev), after, alpha, C, rows())
     assert carried is not None
-    scratch = init_gradient(km.X, km.sqnorm, km.gamma, after, y[after], alpha, C,
-                            new_cache(after.size, 1 << 20), km.source)
+    scratch = init_gradient(rows(), alpha, C)
     np.testing.assert_allclose(carried[0], scratch[0], atol=1e-9)
     np.testing.assert_allclose(carried[1], scratch[1], atol=1e-9)
-    warm = solve(km, y, after, C=C, alpha0=alpha, gradient0=carried)
+    warm = solve(km, y, after, C=C, alpha0=alpha, previous=(before, prev))
+    assert warm.kernel.carried
     cold = solve(km, y, after, C=C)
     assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
 

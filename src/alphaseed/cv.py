@@ -42,11 +42,14 @@ import numbers
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from .errors import ConfigError, SolverInputError
+
+if TYPE_CHECKING:
+    from .smo import KernelCounts
 
 LIBSVM = "libsvm"
 COLD = "cold"
@@ -86,6 +89,7 @@ class RoundRecord:
     n_correct: int
     iteration_cap_hit: bool
     seconds: RoundSeconds
+    kernel: KernelCounts | None = None   # our solver's kernel work (None for `libsvm`)
 
 
 @dataclass
@@ -306,29 +310,25 @@ class _SolverEngine:
             self._previous = (everything, self._solve(everything, None))
             self.seconds_full_model = time.perf_counter() - start
 
-    def _solve(self, index, alpha0, gradient0=None):
-        return self._smo.solve(self.kernel, self._y, index, alpha0=alpha0, gradient0=gradient0,
+    def _solve(self, index, alpha0, previous=None):
+        return self._smo.solve(self.kernel, self._y, index, alpha0=alpha0, previous=previous,
                                **self._solve_options)
 
     def run_round(self, h, train, test):
         seconds = RoundSeconds()
-        alpha0 = gradient0 = None
-        carried = 0.0
+        alpha0 = previous = None
         if self._seeder is not None and self._previous is not None:
             start = time.perf_counter()
             alpha0 = self._seeder(self._seed_context(h, train))
             seconds.seed = time.perf_counter() - start
-            start = time.perf_counter()
-            prev_index, prev = self._previous
-            gradient0 = self._smo.carry_gradient(self.kernel, self._y, prev_index, prev, train,
-                                                 alpha0, self._solve_options["C"])
-            carried = time.perf_counter() - start
+            previous = self._previous
         start = time.perf_counter()
-        solution = self._solve(train, alpha0, gradient0)
+        solution = self._solve(train, alpha0, previous)
         wall = time.perf_counter() - start
-        # The solver times its own gradient initialisation; the rest of the call is training,
-        # so the round's figures cover the whole call, as svm_train's time does for LibSVM.
-        seconds.gradient_init = carried + solution.seconds_gradient_init
+        # The solver times its own gradient initialisation (the carry-over included); the rest
+        # of the call is training, so the round's figures cover the whole call, as svm_train's
+        # time does for LibSVM.
+        seconds.gradient_init = solution.seconds_gradient_init
         seconds.train = wall - solution.seconds_gradient_init
         start = time.perf_counter()
         predicted = self._predict(train, solution, test)
@@ -341,6 +341,7 @@ class _SolverEngine:
             n_bounded_sv=int(solution.n_bounded_sv), objective=float(solution.objective),
             rho=float(solution.rho), n_correct=0,
             iteration_cap_hit=bool(solution.iteration_cap_hit), seconds=seconds,
+            kernel=solution.kernel,
         )
         return record, predicted
 

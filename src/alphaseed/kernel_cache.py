@@ -16,10 +16,11 @@ Every source stores float32 values of ``kernel_values``, so a value never depend
 source's last member is the data's ``sparse_rows``: rows computed here take sparse dot products
 where those hold X's non-zeros.
 
-A cache is a tuple ``(rows, valid_len, prev, next, free)``: ``rows[key]`` is the key's float32
-row (empty when not cached), of which the first ``valid_len[key]`` values are computed; the
-LRU list is circular with a sentinel at index ``keys``: ``next[sentinel]`` is the least
-recently used key; ``free[0]`` is the budget left, in values.
+A cache is a tuple ``(rows, valid_len, prev, next, free, counts)``: ``rows[key]`` is the key's
+float32 row (empty when not cached), of which the first ``valid_len[key]`` values are computed;
+the LRU list is circular with a sentinel at index ``keys``: ``next[sentinel]`` is the least
+recently used key; ``free[0]`` is the budget left, in values; ``counts`` holds the cache's
+running counts, indexed by the constants below.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ from numba.typed import List
 from .gaussian import dense_rows, kernel_values
 
 COMPUTE, GRAM, SHARED = 0, 1, 2
+# The counts a cache keeps (kernel values are the currency of the solver's cost): rows
+# requested through get_q, requests answered without computing, requests that computed a row
+# from scratch, requests that extended a row's computed prefix, values computed, rows evicted.
+REQUESTS, HITS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED, EVICTIONS = range(6)
+N_COUNTS = 6
 # Rows shorter than this many multiply-adds are filled serially: waking threads costs more.
 PARALLEL_ROW_WORK = 1 << 16
 
@@ -51,7 +57,8 @@ def new_cache(keys: int, budget_bytes: float):
     free = np.array([max(int(budget_bytes // 4), 2 * keys)], dtype=np.int64)
     prev = np.full(keys + 1, keys, dtype=np.int64)
     nxt = np.full(keys + 1, keys, dtype=np.int64)
-    return _empty_rows(keys), np.zeros(keys, dtype=np.int64), prev, nxt, free
+    return (_empty_rows(keys), np.zeros(keys, dtype=np.int64), prev, nxt, free,
+            np.zeros(N_COUNTS, dtype=np.int64))
 
 
 def compute_source(csr):
@@ -91,7 +98,7 @@ def _acquire(cache, key, length):
     A row too short is reallocated (keeping its computed prefix) after evicting least recently
     used rows until the budget allows it, as LibSVM's ``Cache::get_data`` does.
     """
-    rows, valid_len, prev, nxt, free = cache
+    rows, valid_len, prev, nxt, free, counts = cache
     sentinel = prev.shape[0] - 1
     row = rows[key]
     if row.size > 0:
@@ -104,6 +111,7 @@ def _acquire(cache, key, length):
             free[0] += rows[old].size
             rows[old] = np.empty(0, dtype=np.float32)
             valid_len[old] = 0
+            counts[EVICTIONS] += 1
         grown = np.empty(length, dtype=np.float32)
         grown[:valid_len[key]] = row[:valid_len[key]]
         rows[key] = grown
@@ -158,11 +166,22 @@ def global_row(g, X, sqnorm, gamma, source):
 
 
 @njit(cache=True)
+def _count_request(counts, start, length):
+    counts[REQUESTS] += 1
+    if start >= length:
+        counts[HITS] += 1
+    else:
+        counts[ROWS_COMPUTED if start == 0 else ROWS_EXTENDED] += 1
+        counts[VALUES_COMPUTED] += length - start
+
+
+@njit(cache=True)
 def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
     """Row p of Q in ``cache``, its first ``length`` values computed (filling the missing tail)."""
     out = _acquire(cache, p, length)
     valid_len = cache[1]
     start = valid_len[p]
+    _count_request(cache[5], start, length)
     if start < length:
         mode = source[0]
         if mode == GRAM:
@@ -188,7 +207,7 @@ def cache_swap_keys(cache, i, j):
     j are exchanged apart, by ``cache_swap_columns``."""
     if i == j:
         return
-    rows, valid_len, prev, nxt, free = cache
+    rows, valid_len, prev, nxt, free, counts = cache
     if rows[i].size > 0:
         _lru_unlink(prev, nxt, i)
     if rows[j].size > 0:
@@ -212,7 +231,7 @@ def cache_swap_columns(cache, first, second, count):
     Shrinking swaps many positions at once; exchanging them row by row, rather than every row
     per swap, keeps each row in cache while it is permuted.
     """
-    rows, valid_len, prev, nxt, free = cache
+    rows, valid_len, prev, nxt, free, counts = cache
     sentinel = prev.shape[0] - 1
     key = nxt[sentinel]
     while key != sentinel:
@@ -231,14 +250,6 @@ def cache_swap_columns(cache, first, second, count):
                 length = lo
         valid_len[key] = length
         key = nxt[key]
-
-
-@njit(cache=True)
-def cache_swap(cache, i, j):
-    """Exchange the keys i and j: rows and columns, as LibSVM's ``Cache::swap_index``."""
-    cache_swap_keys(cache, i, j)
-    pair = np.array([i])
-    cache_swap_columns(cache, pair, np.array([j]), 1)
 
 
 @njit(cache=True)

@@ -25,8 +25,9 @@ class RunRecordError(AlphaseedError, ValueError):
     """A run record file is unreadable or does not follow the run record schema."""
 
 
-def _object(required: dict, **extra) -> dict:
-    return {"type": "object", "required": list(required), "properties": required, **extra}
+def _object(required: dict, optional: dict | None = None, **extra) -> dict:
+    return {"type": "object", "required": list(required),
+            "properties": {**required, **(optional or {})}, **extra}
 
 
 _NUMBER = {"type": "number"}
@@ -35,11 +36,18 @@ _BOOL = {"type": "boolean"}
 _SECONDS_TOTALS = _object({key: _NUMBER for key in
                            ("total", "init", "rest", "compile", "kernel", "conversion")})
 _SECONDS_ROUND = _object({key: _NUMBER for key in ("seed", "gradient_init", "train", "predict")})
+# Our solver's kernel work in a round (``smo.KernelCounts``); null for `libsvm`, and absent
+# from records written before it was counted.
+_KERNEL_COUNTS = {"anyOf": [{"type": "null"}, {
+    "type": "object",
+    "properties": {"carried": _BOOL},
+    "additionalProperties": {"type": "integer", "minimum": 0},
+}]}
 _ROUND = _object({
     "round": _INT, "train_size": _INT, "test_size": _INT, "iterations": _INT, "n_sv": _INT,
     "n_bounded_sv": _INT, "objective": _NUMBER, "rho": _NUMBER, "n_correct": _INT,
     "iteration_cap_hit": _BOOL, "seconds": _SECONDS_ROUND,
-})
+}, optional={"kernel": _KERNEL_COUNTS})
 _PROVENANCE_KEYS = ("config", "dataset_fingerprint", "package_version", "git_commit", "python",
                     "numpy", "scipy", "numba", "libsvm", "cpu", "threads", "omp_num_threads",
                     "hostname", "started_utc", "finished_utc")

@@ -9,8 +9,9 @@ fits every (point, fold) from scratch. Here, for each gamma (a *column* of the g
   seeded from split h by the paper's seeder (``method``: ``sir``, ``mir`` or ``ato``;
   ``cold`` seeds nothing); at every larger C, split h is seeded from its own solution at the
   previous C (the same training set), by ``C_SEED``;
-- the gradient comes with every seed: from the previous split through ``carry_gradient``, and
-  from the previous C in closed form (no kernel value needed, see ``seed_from_smaller_C``).
+- the gradient comes with every seed: carried from the previous split (``smo.solve``'s
+  ``previous``), and from the previous C in closed form (no kernel value needed, see
+  ``seed_from_smaller_C``).
 
 C ascends because the largest C is by far the most expensive point (Adult: C = 2^15 takes
 most of a column's iterations); descending would solve it cold, ascending seeds it.
@@ -123,18 +124,15 @@ def search_column(X, y, gamma, Cs, splits, method: str, kernel_mode: str = "auto
         current: dict = {}
         for j, C in enumerate(Cs):
             start = time.perf_counter()
-            alpha0 = gradient0 = None
+            alpha0 = gradient0 = carry_from = None
             if method != "cold" and j > 0 and c_seed != "none":
                 alpha0, gradient0 = seed_from_smaller_C(current[Cs[j - 1]], Cs[j - 1], C, c_seed,
                                                         y[train])
             elif method != "cold" and C in previous:
-                previous_train = splits[h - 1][0]
-                alpha0 = SEEDERS[method](seed_context(kernel, y, C, previous_train, previous[C],
-                                                      train))
-                gradient0 = smo.carry_gradient(kernel, y, previous_train, previous[C], train,
-                                               alpha0, C)
+                carry_from = (splits[h - 1][0], previous[C])
+                alpha0 = SEEDERS[method](seed_context(kernel, y, C, *carry_from, train))
             solution = smo.solve(kernel, y, train, C, alpha0=alpha0, gradient0=gradient0,
-                                 **options)
+                                 previous=carry_from, **options)
             point = results[C]
             point.fit_seconds[h] = time.perf_counter() - start
             start = time.perf_counter()

@@ -11,24 +11,61 @@ least recently used evicted first, the budget counted in values, so a 100 MB cac
 rows LibSVM's holds.
 
 A warm start (``alpha0``) builds the initial gradient from the nonzero alphas, as LibSVM's
-``Solve`` does; the seeders of ``alphaseed.seeding`` produce such starts.
+``Solve`` does, or carries it over from a previous solution (``carry_gradient``); the seeders
+of ``alphaseed.seeding`` produce such starts. Every run counts its kernel work
+(``KernelCounts``).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections import namedtuple
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import get_num_threads, njit, prange
 
 from .errors import SolverInputError
 from .kernel import KernelMatrix, blas_dots_are_exact, kernel_cross_times, squared_norms
-from .kernel_cache import GRAM, cache_swap_columns, cache_swap_keys, get_q, new_cache
+from .kernel_cache import (
+    EVICTIONS, GRAM, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED,
+    cache_swap_columns, cache_swap_keys, get_q, new_cache,
+)
 
 TAU = 1e-12
 LOWER, UPPER, FREE = 0, 1, 2
 INF = np.inf
+# What smo_loop counts beyond its cache's counts: gradient reconstructions (the unshrink and
+# the final check's) and the kernel values they computed, the full-length rows the G_bar
+# updates requested and their computed values, and the active-set sizes summed over the
+# iterations (their mean is the length of a typical step's loops).
+RECONSTRUCTIONS, RECONSTRUCTION_VALUES, G_BAR_ROWS, G_BAR_VALUES, ACTIVE_SUM = range(5)
+N_EVENTS = 5
+
+
+@dataclass
+class KernelCounts:
+    """The kernel work of one training run, counted at the round's row cache (``kernel_cache``).
+
+    In ``cache`` mode each computed value is one kernel evaluation; in ``shared`` and ``gram``
+    modes it is a value copied from the shared rows or the Gram matrix (and ``gram`` mode's
+    reconstruction reads the matrix directly, outside the cache). A miss either computes a row
+    from scratch or extends the computed prefix of a cached row.
+    """
+    requests: int = 0               # rows of Q requested through the cache
+    hits: int = 0                   # requests answered without computing a value
+    rows_computed: int = 0          # misses that computed a row from scratch
+    rows_extended: int = 0          # misses that extended a cached row
+    values_computed: int = 0        # total length computed by the misses
+    evictions: int = 0
+    init_values: int = 0            # of values_computed: the gradient's initialisation
+    reconstructions: int = 0        # gradient reconstructions (unshrinking)
+    reconstruction_values: int = 0  # of values_computed: by the reconstructions
+    g_bar_rows: int = 0             # full-length rows requested as an alpha crossed C
+    g_bar_values: int = 0           # of values_computed: by those requests
+    active_sum: int = 0             # active-set size summed over the iterations
+    carried: bool = False           # the gradient was carried over (else LibSVM's initialisation)
+    carry_values_outside: int = 0   # kernel values the carry computed outside the cache
 
 
 @dataclass
@@ -44,12 +81,43 @@ class SolveResult:
     seconds_train: float
     n_sv: int
     n_bounded_sv: int
+    kernel: KernelCounts = field(default_factory=KernelCounts)
 
 
 # ---------------------------------------------------------------------------------------
 # The solver proper. State arrays are indexed by position; positions are permuted by
 # shrinking (active instances first), ``perm`` maps a position back to the caller's order.
 # ---------------------------------------------------------------------------------------
+
+# Where the solver's rows of Q come from: the kernel's data, the solver's position order
+# (``gidx``, ``y``: permuted by shrinking) and its row cache with the cache's row source.
+Rows = namedtuple("Rows", ["X", "sqnorm", "gamma", "gidx", "y", "cache", "source"])
+# The solver's state, indexed by position: alpha, the gradient G, LibSVM's G_bar, each
+# alpha's bound status, ``perm`` and the event counts (RECONSTRUCTIONS, ...), with the scratch
+# of the parallel loops (a slot per thread: values, indices, maxima) and of shrinking.
+State = namedtuple("State", ["alpha", "G", "G_bar", "status", "perm", "events", "values",
+                             "indices", "maxima", "swapped_lo", "swapped_hi"])
+
+
+def kernel_rows(kernel: KernelMatrix, gidx, y, cache) -> Rows:
+    """The rows of Q over the instances ``gidx`` (global indices) with labels ``y``."""
+    return Rows(kernel.X, kernel.sqnorm, kernel.gamma, np.ascontiguousarray(gidx, np.int64),
+                np.ascontiguousarray(y, np.float64), cache, kernel.source)
+
+
+def new_state(alpha, G, G_bar, C: float, threads: int) -> State:
+    l = alpha.shape[0]
+    status = np.where(alpha >= C, UPPER, np.where(alpha <= 0.0, LOWER, FREE)).astype(np.int8)
+    return State(alpha, G, G_bar, status, np.arange(l), np.zeros(N_EVENTS, dtype=np.int64),
+                 np.empty(threads), np.empty(threads, dtype=np.int64), np.empty(threads),
+                 np.empty(l, dtype=np.int64), np.empty(l, dtype=np.int64))
+
+
+@njit(cache=True)
+def _row(rows, p, length):
+    """Row p of Q through the solver's cache, its first ``length`` values computed."""
+    return get_q(p, length, rows.X, rows.sqnorm, rows.gamma, rows.gidx, rows.y, rows.cache,
+                 rows.source)
 
 
 @njit(cache=True)
@@ -62,13 +130,14 @@ def _status(a, C):
 
 
 @njit(cache=True)
-def init_gradient(X, sqnorm, gamma, gidx, y, alpha, C, cache, source):
+def init_gradient(rows, alpha, C):
+    """LibSVM's (G, G_bar) at ``alpha``: a full row of Q per nonzero alpha, through the cache."""
     l = alpha.shape[0]
     G = np.full(l, -1.0)
     G_bar = np.zeros(l)
     for i in range(l):
         if alpha[i] > 0.0:
-            q = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
+            q = _row(rows, i, l)
             a = alpha[i]
             for j in range(l):
                 G[j] += a * q[j]
@@ -86,16 +155,16 @@ def _swap(a, i, j):
 
 
 @njit(cache=True)
-def _swap_index(i, j, gidx, y, alpha, status, G, G_bar, perm, cache):
+def _swap_index(state, rows, i, j):
     """LibSVM's swap_index, except for the cached rows' columns (see ``_shrink``)."""
-    cache_swap_keys(cache, i, j)
-    _swap(gidx, i, j)
-    _swap(y, i, j)
-    _swap(alpha, i, j)
-    _swap(status, i, j)
-    _swap(G, i, j)
-    _swap(G_bar, i, j)
-    _swap(perm, i, j)
+    cache_swap_keys(rows.cache, i, j)
+    _swap(rows.gidx, i, j)
+    _swap(rows.y, i, j)
+    _swap(state.alpha, i, j)
+    _swap(state.status, i, j)
+    _swap(state.G, i, j)
+    _swap(state.G_bar, i, j)
+    _swap(state.perm, i, j)
 
 
 @njit(cache=True)
@@ -130,7 +199,7 @@ def _chunk_bounds(active, chunks, c):
 # LibSVM writes each loop below twice, once per label; multiplying by y = +-1 is exact, so
 # one loop over y * G gives the same values, comparisons and ties.
 @njit(cache=True)
-def _max_up(lo, hi, y, status, G):
+def _max_up_over(lo, hi, y, status, G):
     """max of -y_t G_t over I_up in [lo, hi), and its last index (-1 if none)."""
     gmax = -INF
     gmax_idx = -1
@@ -142,8 +211,10 @@ def _max_up(lo, hi, y, status, G):
 
 
 @njit(cache=True)
-def _update_and_max_up(lo, hi, G, qi, qj, dai, daj, y, status):
-    """The gradient update of one SMO step over [lo, hi), fused with the next step's _max_up."""
+def _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status):
+    """The gradient update of one SMO step over [lo, hi), fused with the next step's
+    _max_up_over."""
+    dai, daj = deltas
     gmax = -INF
     gmax_idx = -1
     for t in range(lo, hi):
@@ -155,8 +226,10 @@ def _update_and_max_up(lo, hi, G, qi, qj, dai, daj, y, status):
 
 
 @njit(cache=True)
-def _min_low(lo, hi, gmax, y_i, qi, y, status, G):
-    """Second-order choice of j over I_low in [lo, hi): (obj_diff_min, its last index, gmax2)."""
+def _min_low_over(lo, hi, gmax, qi, i, y, status, G):
+    """Second-order choice of j over I_low in [lo, hi) given i: (obj_diff_min, its last index,
+    gmax2)."""
+    y_i = y[i]
     gmax2 = -INF
     gmin_idx = -1
     obj_diff_min = INF
@@ -177,25 +250,40 @@ def _min_low(lo, hi, gmax, y_i, qi, y, status, G):
     return obj_diff_min, gmin_idx, gmax2
 
 
+# In the parallel functions each array is taken from the state on a line of its own: with
+# several unpacked in one statement, Numba 0.68's parfor pass let the chunks' writes be lost.
 @njit(cache=True, parallel=True)
-def _chunked_max_up(active, chunks, y, status, G, values, indices):
+def _chunked_max_up(state, y, active, chunks):
+    status = state.status
+    G = state.G
+    values = state.values
+    indices = state.indices
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
-        values[c], indices[c] = _max_up(lo, hi, y, status, G)
+        values[c], indices[c] = _max_up_over(lo, hi, y, status, G)
 
 
 @njit(cache=True, parallel=True)
-def _chunked_update_and_max_up(active, chunks, G, qi, qj, dai, daj, y, status, values, indices):
+def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas):
+    status = state.status
+    G = state.G
+    values = state.values
+    indices = state.indices
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
-        values[c], indices[c] = _update_and_max_up(lo, hi, G, qi, qj, dai, daj, y, status)
+        values[c], indices[c] = _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status)
 
 
 @njit(cache=True, parallel=True)
-def _chunked_min_low(active, chunks, gmax, y_i, qi, y, status, G, values, indices, maxima):
+def _chunked_min_low(state, y, active, chunks, gmax, qi, i):
+    status = state.status
+    G = state.G
+    values = state.values
+    indices = state.indices
+    maxima = state.maxima
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
-        values[c], indices[c], maxima[c] = _min_low(lo, hi, gmax, y_i, qi, y, status, G)
+        values[c], indices[c], maxima[c] = _min_low_over(lo, hi, gmax, qi, i, y, status, G)
 
 
 @njit(cache=True)
@@ -212,54 +300,157 @@ def _last_best(values, indices, chunks, sign):
 
 
 @njit(cache=True)
-def max_up(active, y, status, G, values, indices):
-    chunks = _chunk_count(active, values)
+def _max_up(state, y, active):
+    """max of -y_t G_t over the active I_up, and its last index (-1 if none)."""
+    chunks = _chunk_count(active, state.values)
     if chunks == 1:
-        return _max_up(0, active, y, status, G)
-    _chunked_max_up(active, chunks, y, status, G, values, indices)
-    return _last_best(values, indices, chunks, 1.0)
+        return _max_up_over(0, active, y, state.status, state.G)
+    _chunked_max_up(state, y, active, chunks)
+    return _last_best(state.values, state.indices, chunks, 1.0)
 
 
 @njit(cache=True)
-def update_and_max_up(active, G, qi, qj, dai, daj, y, status, values, indices):
-    chunks = _chunk_count(active, values)
+def _update_gradient(state, y, active, qi, qj, deltas):
+    """G += Q_i dalpha_i + Q_j dalpha_j over the active set; returns the new _max_up."""
+    chunks = _chunk_count(active, state.values)
     if chunks == 1:
-        return _update_and_max_up(0, active, G, qi, qj, dai, daj, y, status)
-    _chunked_update_and_max_up(active, chunks, G, qi, qj, dai, daj, y, status, values, indices)
-    return _last_best(values, indices, chunks, 1.0)
+        return _update_and_max_up_over(0, active, state.G, qi, qj, deltas, y, state.status)
+    _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas)
+    return _last_best(state.values, state.indices, chunks, 1.0)
 
 
 @njit(cache=True)
-def _select_working_set(active, eps, gmax, gmax_idx, X, sqnorm, gamma, gidx, y, status, G, cache,
-                        source, values, indices, maxima):
+def _select_working_set(state, rows, active, eps, gmax, gmax_idx):
     """(i, j) of LibSVM's second-order selection given i's _max_up, or (-1, -1) when the gap
     is below eps."""
     i = gmax_idx
     if i == -1:
         return -1, -1
-    qi = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
-    chunks = _chunk_count(active, values)
+    qi = _row(rows, i, active)
+    chunks = _chunk_count(active, state.values)
     if chunks == 1:
-        obj_diff_min, gmin_idx, gmax2 = _min_low(0, active, gmax, y[i], qi, y, status, G)
+        obj_diff_min, gmin_idx, gmax2 = _min_low_over(0, active, gmax, qi, i, rows.y,
+                                                      state.status, state.G)
     else:
-        _chunked_min_low(active, chunks, gmax, y[i], qi, y, status, G, values, indices, maxima)
-        obj_diff_min, gmin_idx = _last_best(values, indices, chunks, -1.0)
+        _chunked_min_low(state, rows.y, active, chunks, gmax, qi, i)
+        obj_diff_min, gmin_idx = _last_best(state.values, state.indices, chunks, -1.0)
         gmax2 = -INF
         for c in range(chunks):
-            gmax2 = max(gmax2, maxima[c])
+            gmax2 = max(gmax2, state.maxima[c])
     if gmax + gmax2 < eps or gmin_idx == -1:
         return -1, -1
     return gmax_idx, gmin_idx
 
 
+@njit(cache=True)
+def _pair_of_different_labels(ai, aj, gi, gj, qij, C):
+    """LibSVM's new (alpha_i, alpha_j) when y_i != y_j, clipped in its order."""
+    quad = 2.0 + 2.0 * qij
+    if quad <= 0.0:
+        quad = TAU
+    delta = (-gi - gj) / quad
+    diff = ai - aj
+    ai += delta
+    aj += delta
+    # LibSVM's two clipping tests, in its order; with one C both branch on diff > 0.
+    if diff > 0.0:
+        if aj < 0.0:
+            aj = 0.0
+            ai = diff
+        if ai > C:
+            ai = C
+            aj = C - diff
+    else:
+        if ai < 0.0:
+            ai = 0.0
+            aj = -diff
+        if aj > C:
+            aj = C
+            ai = C + diff
+    return ai, aj
+
+
+@njit(cache=True)
+def _pair_of_same_label(ai, aj, gi, gj, qij, C):
+    """LibSVM's new (alpha_i, alpha_j) when y_i == y_j, clipped in its order."""
+    quad = 2.0 - 2.0 * qij
+    if quad <= 0.0:
+        quad = TAU
+    delta = (gi - gj) / quad
+    total = ai + aj
+    ai -= delta
+    aj += delta
+    if total > C:
+        if ai > C:
+            ai = C
+            aj = total - C
+        if aj > C:
+            aj = C
+            ai = total - C
+    else:
+        if aj < 0.0:
+            aj = 0.0
+            ai = total
+        if ai < 0.0:
+            ai = 0.0
+            aj = total
+    return ai, aj
+
+
+@njit(cache=True)
+def _update_g_bar(state, rows, p, was_upper, C):
+    """G_bar after alpha_p crossed C (upwards unless ``was_upper``): a full-length row of Q."""
+    G_bar, events, counts = state.G_bar, state.events, rows.cache[5]
+    l = G_bar.shape[0]
+    computed = counts[VALUES_COMPUTED]
+    q = _row(rows, p, l)
+    events[G_BAR_ROWS] += 1
+    events[G_BAR_VALUES] += counts[VALUES_COMPUTED] - computed
+    sign = -C if was_upper else C
+    for t in range(l):
+        G_bar[t] += sign * q[t]
+
+
+@njit(cache=True)
+def _update(state, rows, active, i, j, C):
+    """LibSVM's update of the pair (i, j): alpha, status, G and G_bar. Returns the next
+    _max_up, which the gradient update computes on the way."""
+    alpha, status, G, y = state.alpha, state.status, state.G, rows.y
+    qi = _row(rows, i, active)
+    qj = _row(rows, j, active)
+    old_ai = alpha[i]
+    old_aj = alpha[j]
+    if y[i] != y[j]:
+        alpha[i], alpha[j] = _pair_of_different_labels(old_ai, old_aj, G[i], G[j], qi[j], C)
+    else:
+        alpha[i], alpha[j] = _pair_of_same_label(old_ai, old_aj, G[i], G[j], qi[j], C)
+    ui = status[i] == UPPER
+    uj = status[j] == UPPER
+    status[i] = _status(alpha[i], C)
+    status[j] = _status(alpha[j], C)
+    up = _update_gradient(state, y, active, qi, qj, (alpha[i] - old_ai, alpha[j] - old_aj))
+    if ui != (status[i] == UPPER):
+        _update_g_bar(state, rows, i, ui, C)
+    if uj != (status[j] == UPPER):
+        _update_g_bar(state, rows, j, uj, C)
+    return up
+
+
 @njit(cache=True, parallel=True)
-def _reconstruct_from_gram(active, gram, gidx, y, alpha, status, G, walk_inactive, chunks):
+def _reconstruct_from_gram(state, rows, active, walk_inactive):
     """_reconstruct_gradient's sums read straight from the Gram matrix, in parallel.
 
     Going through the row cache would stretch every row it touches to full length and evict
     the rows the next iterations need. Each G[j] adds the same terms in the same order as the
     cached walk does, so the result is identical.
     """
+    alpha = state.alpha
+    status = state.status
+    G = state.G
+    gram = rows.source[1]
+    gidx = rows.gidx
+    y = rows.y
+    chunks = state.values.shape[0]
     l = alpha.shape[0]
     inactive = l - active
     for c in prange(chunks):
@@ -280,35 +471,49 @@ def _reconstruct_from_gram(active, gram, gidx, y, alpha, status, G, walk_inactiv
 
 
 @njit(cache=True)
-def _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
-                          source, chunks):
+def _reconstruct_gradient(state, rows, active):
+    """LibSVM's reconstruct_gradient: G of the inactive positions from G_bar and the free
+    alphas."""
+    alpha, status, G = state.alpha, state.status, state.G
     l = alpha.shape[0]
     if active == l:
         return
     for j in range(active, l):
-        G[j] = G_bar[j] - 1.0
+        G[j] = state.G_bar[j] - 1.0
     n_free = 0
     for j in range(active):
         if status[j] == FREE:
             n_free += 1
     # Walk whichever side needs fewer kernel evaluations, as LibSVM does.
     walk_inactive = n_free * l > 2 * active * (l - active)
-    if source[0] == GRAM:
-        _reconstruct_from_gram(active, source[1], gidx, y, alpha, status, G, walk_inactive,
-                               chunks)
+    if rows.source[0] == GRAM:
+        _reconstruct_from_gram(state, rows, active, walk_inactive)
     elif walk_inactive:
         for i in range(active, l):
-            q = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
+            q = _row(rows, i, active)
             for j in range(active):
                 if status[j] == FREE:
                     G[i] += alpha[j] * q[j]
     else:
         for i in range(active):
             if status[i] == FREE:
-                q = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
+                q = _row(rows, i, l)
                 a = alpha[i]
                 for j in range(active, l):
                     G[j] += a * q[j]
+
+
+@njit(cache=True)
+def _unshrink(state, rows, active):
+    """Reconstruct the inactive gradients, counting the event; returns the new active size."""
+    l = state.alpha.shape[0]
+    if active < l:
+        counts = rows.cache[5]
+        computed = counts[VALUES_COMPUTED]
+        _reconstruct_gradient(state, rows, active)
+        state.events[RECONSTRUCTIONS] += 1
+        state.events[RECONSTRUCTION_VALUES] += counts[VALUES_COMPUTED] - computed
+    return l
 
 
 @njit(cache=True)
@@ -325,12 +530,12 @@ def _be_shrunk(i, gmax1, gmax2, y, status, G):
 
 
 @njit(cache=True)
-def _shrink(active, gmax1, gmax2, gidx, y, alpha, status, G, G_bar, perm, cache, swapped_lo,
-            swapped_hi):
-    """LibSVM's do_shrinking after its unshrink step: the new active size.
+def _shrink(state, rows, active, gmax1, gmax2):
+    """Move the instances _be_shrunk picks behind the active set: the new active size.
 
     The cached rows' columns are exchanged once at the end, for all swaps together.
     """
+    y, status, G = rows.y, state.status, state.G
     swaps = 0
     t = 0
     while t < active:
@@ -338,15 +543,34 @@ def _shrink(active, gmax1, gmax2, gidx, y, alpha, status, G, G_bar, perm, cache,
             active -= 1
             while active > t:
                 if not _be_shrunk(active, gmax1, gmax2, y, status, G):
-                    _swap_index(t, active, gidx, y, alpha, status, G, G_bar, perm, cache)
-                    swapped_lo[swaps] = t
-                    swapped_hi[swaps] = active
+                    _swap_index(state, rows, t, active)
+                    state.swapped_lo[swaps] = t
+                    state.swapped_hi[swaps] = active
                     swaps += 1
                     break
                 active -= 1
         t += 1
-    cache_swap_columns(cache, swapped_lo, swapped_hi, swaps)
+    cache_swap_columns(rows.cache, state.swapped_lo, state.swapped_hi, swaps)
     return active
+
+
+@njit(cache=True)
+def _do_shrinking(state, rows, active, eps, unshrunk):
+    """LibSVM's do_shrinking: unshrink once when the gap first falls below 10 eps, then
+    shrink. Returns (active size, unshrunk)."""
+    y, status, G = rows.y, state.status, state.G
+    gmax1 = -INF
+    gmax2 = -INF
+    for t in range(active):
+        yg = y[t] * G[t]
+        if _in_up(y[t], status[t]) and -yg >= gmax1:
+            gmax1 = -yg
+        if _in_low(y[t], status[t]) and yg >= gmax2:
+            gmax2 = yg
+    if not unshrunk and gmax1 + gmax2 <= eps * 10.0:
+        unshrunk = True
+        active = _unshrink(state, rows, active)
+    return _shrink(state, rows, active, gmax1, gmax2), unshrunk
 
 
 @njit(cache=True)
@@ -376,24 +600,13 @@ def _calculate_rho(active, y, status, G):
 
 
 @njit(cache=True)
-def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_iter, cache,
-             source, threads):
+def smo_loop(state, rows, C, eps, shrinking, max_iter):
     """Run SMO from a state whose gradient is initialised; arrays are permuted in place.
 
-    Returns (perm, rho, objective, iterations, cap_hit); ``perm[p]`` is the caller's position of
-    the instance now at position p.
+    Returns (rho, objective, iterations, cap_hit); ``state.perm[p]`` is the caller's position
+    of the instance now at position p.
     """
-    l = alpha.shape[0]
-    status = np.empty(l, dtype=np.int8)
-    for t in range(l):
-        status[t] = _status(alpha[t], C)
-    perm = np.arange(l)
-    swapped_lo = np.empty(l, dtype=np.int64)
-    swapped_hi = np.empty(l, dtype=np.int64)
-    # Per-chunk partial results of the parallel loops, a chunk per thread.
-    values = np.empty(threads)
-    indices = np.empty(threads, dtype=np.int64)
-    maxima = np.empty(threads)
+    l = state.alpha.shape[0]
     # _max_up of the current state, once the previous step's gradient update has computed it.
     up_known = False
     gmax = -INF
@@ -407,118 +620,31 @@ def smo_loop(X, sqnorm, gamma, gidx, y, alpha, G, G_bar, C, eps, shrinking, max_
         if counter == 0:
             counter = min(l, 1000)
             if shrinking:
-                gmax1 = -INF
-                gmax2 = -INF
-                for t in range(active):
-                    yg = y[t] * G[t]
-                    if _in_up(y[t], status[t]) and -yg >= gmax1:
-                        gmax1 = -yg
-                    if _in_low(y[t], status[t]) and yg >= gmax2:
-                        gmax2 = yg
-                if not unshrunk and gmax1 + gmax2 <= eps * 10.0:
-                    unshrunk = True
-                    _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G,
-                                          G_bar, cache, source, threads)
-                    active = l
-                active = _shrink(active, gmax1, gmax2, gidx, y, alpha, status, G, G_bar, perm,
-                                 cache, swapped_lo, swapped_hi)
+                active, unshrunk = _do_shrinking(state, rows, active, eps, unshrunk)
                 up_known = False
-
         if not up_known:
-            gmax, gmax_idx = max_up(active, y, status, G, values, indices)
-        i, j = _select_working_set(active, eps, gmax, gmax_idx, X, sqnorm, gamma, gidx, y, status,
-                                   G, cache, source, values, indices, maxima)
+            gmax, gmax_idx = _max_up(state, rows.y, active)
+        i, j = _select_working_set(state, rows, active, eps, gmax, gmax_idx)
         if i < 0:
-            _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
-                                  source, threads)
-            active = l
-            gmax, gmax_idx = max_up(active, y, status, G, values, indices)
-            i, j = _select_working_set(active, eps, gmax, gmax_idx, X, sqnorm, gamma, gidx, y,
-                                       status, G, cache, source, values, indices, maxima)
+            active = _unshrink(state, rows, active)
+            gmax, gmax_idx = _max_up(state, rows.y, active)
+            i, j = _select_working_set(state, rows, active, eps, gmax, gmax_idx)
             if i < 0:
                 break
             counter = 1
         it += 1
-
-        qi = get_q(i, active, X, sqnorm, gamma, gidx, y, cache, source)
-        qj = get_q(j, active, X, sqnorm, gamma, gidx, y, cache, source)
-        qij = qi[j]
-        old_ai = alpha[i]
-        old_aj = alpha[j]
-        if y[i] != y[j]:
-            quad = 2.0 + 2.0 * qij
-            if quad <= 0.0:
-                quad = TAU
-            delta = (-G[i] - G[j]) / quad
-            diff = alpha[i] - alpha[j]
-            alpha[i] += delta
-            alpha[j] += delta
-            # LibSVM's two clipping tests, in its order; with one C both branch on diff > 0.
-            if diff > 0.0:
-                if alpha[j] < 0.0:
-                    alpha[j] = 0.0
-                    alpha[i] = diff
-                if alpha[i] > C:
-                    alpha[i] = C
-                    alpha[j] = C - diff
-            else:
-                if alpha[i] < 0.0:
-                    alpha[i] = 0.0
-                    alpha[j] = -diff
-                if alpha[j] > C:
-                    alpha[j] = C
-                    alpha[i] = C + diff
-        else:
-            quad = 2.0 - 2.0 * qij
-            if quad <= 0.0:
-                quad = TAU
-            delta = (G[i] - G[j]) / quad
-            total = alpha[i] + alpha[j]
-            alpha[i] -= delta
-            alpha[j] += delta
-            if total > C:
-                if alpha[i] > C:
-                    alpha[i] = C
-                    alpha[j] = total - C
-                if alpha[j] > C:
-                    alpha[j] = C
-                    alpha[i] = total - C
-            else:
-                if alpha[j] < 0.0:
-                    alpha[j] = 0.0
-                    alpha[i] = total
-                if alpha[i] < 0.0:
-                    alpha[i] = 0.0
-                    alpha[j] = total
-
-        ui = status[i] == UPPER
-        uj = status[j] == UPPER
-        status[i] = _status(alpha[i], C)
-        status[j] = _status(alpha[j], C)
-        gmax, gmax_idx = update_and_max_up(active, G, qi, qj, alpha[i] - old_ai, alpha[j] - old_aj,
-                                           y, status, values, indices)
+        state.events[ACTIVE_SUM] += active
+        gmax, gmax_idx = _update(state, rows, active, i, j, C)
         up_known = True
-        if ui != (status[i] == UPPER):
-            q = get_q(i, l, X, sqnorm, gamma, gidx, y, cache, source)
-            sign = -C if ui else C
-            for t in range(l):
-                G_bar[t] += sign * q[t]
-        if uj != (status[j] == UPPER):
-            q = get_q(j, l, X, sqnorm, gamma, gidx, y, cache, source)
-            sign = -C if uj else C
-            for t in range(l):
-                G_bar[t] += sign * q[t]
 
     cap_hit = it >= max_iter
-    if cap_hit and active < l:
-        _reconstruct_gradient(active, X, sqnorm, gamma, gidx, y, alpha, status, G, G_bar, cache,
-                              source, threads)
-        active = l
-    rho = _calculate_rho(active, y, status, G)
+    if cap_hit:
+        active = _unshrink(state, rows, active)
+    rho = _calculate_rho(active, rows.y, state.status, state.G)
     v = 0.0
     for t in range(l):
-        v += alpha[t] * (G[t] - 1.0)
-    return perm, rho, v / 2.0, it, cap_hit
+        v += state.alpha[t] * (state.G[t] - 1.0)
+    return rho, v / 2.0, it, cap_hit
 
 
 def check_labels(y: np.ndarray) -> np.ndarray:
@@ -568,12 +694,16 @@ def solve(
     cache_mb: float = 100.0,
     shrinking: bool = True,
     max_iter: int | None = None,
+    previous: tuple[np.ndarray, SolveResult] | None = None,
     gradient0: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> SolveResult:
     """Train on the instances ``index`` of ``kernel`` (global indices, in this order).
 
-    ``gradient0 = (G, G_bar)`` at ``alpha0`` (see ``carry_gradient``) replaces LibSVM's
-    initialisation from every nonzero alpha, which costs a kernel row per support vector.
+    ``previous = (its training index, its result)``, a solution on an overlapping training set,
+    lets the gradient at ``alpha0`` be carried over from it (``carry_gradient``) instead of
+    LibSVM's initialisation from every nonzero alpha, whenever that costs fewer kernel values.
+    ``gradient0 = (G, G_bar)`` at ``alpha0``, in the order of ``index``, is for a caller who
+    knows them without kernel values (the grid search's closed form along C); it replaces both.
     """
     C = check_C(C)
     if not eps > 0:
@@ -581,12 +711,22 @@ def solve(
     if not cache_mb > 0:
         raise SolverInputError(f"cache_mb must be positive, got {cache_mb!r}")
     y = check_labels(y)
+    if y.size != kernel.n:
+        raise SolverInputError(f"y has {y.size} labels for a kernel over {kernel.n} instances")
     index = np.ascontiguousarray(index, dtype=np.int64)
+    if index.size and not (0 <= index.min() and index.max() < kernel.n):
+        raise SolverInputError(f"training indices must lie in [0, {kernel.n})")
     l = index.size
     y_train = np.ascontiguousarray(y[index])
     alpha = np.zeros(l) if alpha0 is None else check_warm_start(alpha0, y_train, C)
     if l == 0:
         raise SolverInputError("the training set is empty")
+    if gradient0 is not None:
+        if previous is not None:
+            raise SolverInputError("give previous or gradient0, not both")
+        gradient0 = tuple(np.asarray(g, dtype=np.float64) for g in gradient0)
+        if len(gradient0) != 2 or any(g.shape != (l,) for g in gradient0):
+            raise SolverInputError(f"gradient0 must hold two arrays of {l} values")
     if max_iter is None:
         max_iter = max(10_000_000, 100 * l)
     if np.unique(y_train).size == 1:
@@ -600,26 +740,30 @@ def solve(
     # LibSVM's svm_train groups a -1/+1 training set by class, the +1 instances first, each
     # class in its given order; solving in that order keeps ties and iteration counts equal.
     order = np.concatenate([np.flatnonzero(y_train > 0), np.flatnonzero(y_train < 0)])
-    gidx = index[order]
-    y_inner = y_train[order]
-    alpha = alpha[order]
-    cache = new_cache(l, cache_mb * (1 << 20))
-    source = kernel.source
+    rows = kernel_rows(kernel, index[order], y_train[order], new_cache(l, cache_mb * (1 << 20)))
 
     t0 = time.perf_counter()
-    if gradient0 is None:
-        G, G_bar = init_gradient(kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, C,
-                                 cache, source)
+    carried = None
+    if previous is not None:
+        carried = carry_gradient(kernel, y, previous, index, alpha, C, rows)
+    alpha = alpha[order]
+    if gradient0 is not None:
+        G, G_bar = (g[order] for g in gradient0)
+        values_outside = 0
+    elif carried is None:
+        G, G_bar = init_gradient(rows, alpha, C)
+        values_outside = 0
     else:
-        G, G_bar = (np.array(g, dtype=np.float64)[order] for g in gradient0)
-        if G.shape != (l,) or G_bar.shape != (l,):
-            raise SolverInputError(f"gradient0 must hold two arrays of {l} values")
+        G, G_bar, values_outside = carried
     t1 = time.perf_counter()
-    perm, rho, objective, iterations, cap_hit = smo_loop(
-        kernel.X, kernel.sqnorm, kernel.gamma, gidx, y_inner, alpha, G, G_bar,
-        C, float(eps), bool(shrinking), int(max_iter), cache, source, get_num_threads(),
-    )
+    counts = rows.cache[5]
+    init_values = int(counts[VALUES_COMPUTED])
+    state = new_state(alpha, G, G_bar, C, get_num_threads())
+    rho, objective, iterations, cap_hit = smo_loop(state, rows, C, float(eps), bool(shrinking),
+                                                   int(max_iter))
     t2 = time.perf_counter()
+    events = state.events
+    perm = state.perm
 
     alpha_out = np.empty(l)
     grad_out = np.empty(l)
@@ -639,22 +783,48 @@ def solve(
         seconds_train=t2 - t1,
         n_sv=int(np.count_nonzero(alpha_out > 0)),
         n_bounded_sv=int(np.count_nonzero(alpha_out >= C)),
+        kernel=KernelCounts(
+            requests=int(counts[REQUESTS]), hits=int(counts[HITS]),
+            rows_computed=int(counts[ROWS_COMPUTED]), rows_extended=int(counts[ROWS_EXTENDED]),
+            values_computed=int(counts[VALUES_COMPUTED]), evictions=int(counts[EVICTIONS]),
+            init_values=init_values, reconstructions=int(events[RECONSTRUCTIONS]),
+            reconstruction_values=int(events[RECONSTRUCTION_VALUES]),
+            g_bar_rows=int(events[G_BAR_ROWS]), g_bar_values=int(events[G_BAR_VALUES]),
+            active_sum=int(events[ACTIVE_SUM]), carried=carried is not None,
+            carry_values_outside=int(values_outside),
+        ),
     )
 
 
-def carry_gradient(kernel: KernelMatrix, y, prev_index, prev: SolveResult, next_index, alpha_next,
-                   C: float):
-    """(G, G_bar) at ``alpha_next`` over ``next_index``, carried over from a previous solution.
+def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C: float,
+                   rows: Rows):
+    """(G, G_bar) at ``alpha_next`` over ``next_index``, carried over from ``previous = (its
+    training index, its SolveResult)``.
 
-    An instance of both training sets keeps its gradient plus Q times the change of alpha, so
-    only the instances whose alpha (or whose at-C status) changed cost a kernel column; an
-    instance new to the training set gets its gradient from the support vectors. Returns None
-    when that would cost more kernel values than LibSVM's initialisation from scratch.
+    An instance of both training sets keeps its gradient plus Q times the change of alpha; an
+    instance new to the training set gets its gradient from the support vectors, summed in the
+    order of ``next_index``. The rows of Q this needs, those of the changed and of the new
+    instances, are requested at full length through ``rows``, the solver's row cache over a
+    permutation of ``next_index``, as LibSVM's initialisation requests its rows, so SMO finds
+    them there instead of computing them again. Only the columns of instances that left the
+    training set are computed outside it.
+
+    Returns (G, G_bar) in the order of ``rows`` and the kernel values computed outside the
+    cache, or None when carrying would cost more kernel values than LibSVM's initialisation.
     """
+    prev_index, prev = previous
     y = np.asarray(y, dtype=np.float64)
     prev_index = np.asarray(prev_index, dtype=np.int64)
     next_index = np.asarray(next_index, dtype=np.int64)
-    n = y.size
+    n, l = y.size, next_index.size
+    if prev_index.shape != np.shape(prev.alpha):
+        raise SolverInputError(f"the previous solution has {np.size(prev.alpha)} alphas for "
+                               f"{prev_index.size} training instances")
+    key_after = np.full(n, -1, dtype=np.int64)
+    key_after[rows.gidx] = np.arange(rows.gidx.size)
+    keys = key_after[next_index]
+    if rows.gidx.size != l or (keys < 0).any():
+        raise SolverInputError("the row cache is not over the training instances")
     alpha_before = np.zeros(n)
     alpha_before[prev_index] = prev.alpha
     alpha_after = np.zeros(n)
@@ -665,25 +835,79 @@ def carry_gradient(kernel: KernelMatrix, y, prev_index, prev: SolveResult, next_
     position_before[prev_index] = np.arange(prev_index.size)
     carried = np.flatnonzero(position_before[next_index] >= 0)
     fresh = np.flatnonzero(position_before[next_index] < 0)
-    support = next_index[alpha_next > 0]
-    if carried.size * changed.size + fresh.size * support.size >= next_index.size * support.size:
+    support = np.flatnonzero(alpha_next > 0)
+    sources = key_after[changed]
+    left = changed[sources < 0]
+    cached_rows = np.union1d(sources[sources >= 0], keys[fresh]).size
+    if cached_rows * l + left.size * carried.size >= support.size * l:
         return None
 
-    G = np.empty(next_index.size)
-    G_bar = np.empty(next_index.size)
-    rows = next_index[carried]
+    G = np.empty(l)
+    G_bar = np.empty(l)
+    # A source that left the training set is read from row -1 - s of its block.
+    sources[sources < 0] = -1 - np.arange(left.size)
+    left_block = kernel.block(left, next_index[carried])
     delta = np.column_stack([y[changed] * (alpha_after - alpha_before)[changed],
                              y[changed] * at_C_change[changed]])
-    moved = kernel.times(rows, changed, delta) * y[rows, None]
-    G[carried] = prev.gradient[position_before[rows]] + moved[:, 0]
-    G_bar[carried] = prev.gradient_bar[position_before[rows]] + moved[:, 1]
-    rows = next_index[fresh]
-    weights = np.column_stack([y[support] * alpha_after[support],
-                               y[support] * C * (alpha_after[support] >= C)])
-    total = kernel.times(rows, support, weights) * y[rows, None]
-    G[fresh] = total[:, 0] - 1.0
-    G_bar[fresh] = total[:, 1]
-    return G, G_bar
+    moved = _column_sums(rows, sources, left_block, delta, keys[carried])
+    moved *= y[next_index[carried], None]
+    kept = keys[carried]
+    G[kept] = prev.gradient[position_before[next_index[carried]]] + moved[:, 0]
+    G_bar[kept] = prev.gradient_bar[position_before[next_index[carried]]] + moved[:, 1]
+    sv = next_index[support]
+    weights = np.column_stack([y[sv] * alpha_after[sv], y[sv] * C * (alpha_after[sv] >= C)])
+    total = _row_sums(rows, keys[fresh], keys[support], weights)
+    total *= y[next_index[fresh], None]
+    G[keys[fresh]] = total[:, 0] - 1.0
+    G_bar[keys[fresh]] = total[:, 1]
+    return G, G_bar, left_block.size
+
+
+# The two sums below add K[t, s] * weight_s over the sources s in their given order, in float64
+# from the float32 values, whichever way a value is read: a carried gradient is then the same
+# in every kernel mode. A cached row holds Q_ts = y_t y_s K_ts, so multiplying by y_t y_s
+# recovers K_ts exactly.
+
+
+@njit(cache=True)
+def _column_sums(rows, sources, left_block, weights, targets):
+    """sum_b K[targets[a], s_b] * weights[b] for every a, with K's symmetry: the column of a
+    source key s_b >= 0 is its full row of Q from the cache, else row -1 - s_b of
+    ``left_block`` (K of a source outside the cache against every target)."""
+    y = rows.y
+    l = y.shape[0]
+    out = np.zeros((targets.shape[0], weights.shape[1]))
+    column = np.empty(targets.shape[0])
+    for b in range(sources.shape[0]):
+        s = sources[b]
+        if s >= 0:
+            q = _row(rows, s, l)
+            for a in range(targets.shape[0]):
+                column[a] = np.float64(q[targets[a]]) * (y[s] * y[targets[a]])
+        else:
+            for a in range(targets.shape[0]):
+                column[a] = np.float64(left_block[-1 - s, a])
+        for a in range(targets.shape[0]):
+            for m in range(weights.shape[1]):
+                out[a, m] += column[a] * weights[b, m]
+    return out
+
+
+@njit(cache=True)
+def _row_sums(rows, targets, sources, weights):
+    """sum_b K[targets[a], sources[b]] * weights[b] for every a, each target's full row of Q
+    read through the cache."""
+    y = rows.y
+    l = y.shape[0]
+    out = np.zeros((targets.shape[0], weights.shape[1]))
+    for a in range(targets.shape[0]):
+        t = targets[a]
+        q = _row(rows, t, l)
+        for b in range(sources.shape[0]):
+            k = np.float64(q[sources[b]]) * (y[t] * y[sources[b]])
+            for m in range(weights.shape[1]):
+                out[a, m] += k * weights[b, m]
+    return out
 
 
 def decision_values(kernel: KernelMatrix, y, train_index, alpha, rho, test_index) -> np.ndarray:
@@ -704,6 +928,8 @@ def warmup() -> float:
         km = KernelMatrix(X, 0.5, mode=mode, memory_budget=1 << 30)
         first = solve(km, y, np.arange(24), 1.0, cache_mb=1e-3)
         solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, cache_mb=1e-3)
+        solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, cache_mb=1e-3,
+              previous=(np.arange(24), first))
         decision_values(km, y, np.arange(24), first.alpha, first.rho, np.arange(4))
         km.times(np.arange(4), np.arange(24), np.ones((24, 2)))
     return time.perf_counter() - t0

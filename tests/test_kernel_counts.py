@@ -1,0 +1,159 @@
+"""The solver's kernel counters: exact, mode-independent, and the carry-over counted once."""
+
+import json
+
+import numpy as np
+import pytest
+
+from alphaseed import cross_validate
+from alphaseed.kernel import KernelMatrix
+from alphaseed.kernel_cache import (
+    EVICTIONS,
+    HITS,
+    REQUESTS,
+    ROWS_COMPUTED,
+    ROWS_EXTENDED,
+    VALUES_COMPUTED,
+    get_q,
+    new_cache,
+)
+from alphaseed.records import validate_run_record
+from alphaseed.smo import solve
+
+
+def problem(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 3 == 0, 1.0, -1.0)
+    X = rng.normal(size=(n, 3)) + 0.5 * y[:, None]
+    return X, y
+
+
+def request(km, cache, y, key, length):
+    return get_q(key, length, km.X, km.sqnorm, km.gamma, np.arange(y.size), y, cache, km.source)
+
+
+def test_a_large_cache_computes_each_distinct_row_once():
+    """Counts by hand: rows 0, 1, 0, 2, 1 at length 10, then row 0 at 25 (an extension of 15).
+    Would catch a hit counted as a miss, a miss counted twice, or an extension counted as its
+    full length."""
+    X, y = problem(30)
+    km = KernelMatrix(X, 0.5)
+    cache = new_cache(30, 1 << 20)
+    for key in (0, 1, 0, 2, 1):
+        request(km, cache, y, key, 10)
+    request(km, cache, y, 0, 25)
+    counts = cache[5]
+    assert counts[REQUESTS] == 6
+    assert counts[HITS] == 2
+    assert counts[ROWS_COMPUTED] == 3
+    assert counts[ROWS_EXTENDED] == 1
+    assert counts[VALUES_COMPUTED] == 3 * 10 + 15
+    assert counts[EVICTIONS] == 0
+
+
+def test_a_two_row_cache_misses_and_evicts_on_every_third_row():
+    """LibSVM's floor of two full rows: cycling over three rows misses every time. Would catch
+    evictions not counted, or a row served from a slot that was freed."""
+    X, y = problem(30)
+    km = KernelMatrix(X, 0.5)
+    cache = new_cache(30, 1)  # raised to two full rows
+    for key in (0, 1, 2, 0, 1, 2):
+        request(km, cache, y, key, 30)
+    counts = cache[5]
+    assert counts[REQUESTS] == counts[ROWS_COMPUTED] == 6
+    assert counts[HITS] == 0
+    assert counts[VALUES_COMPUTED] == 6 * 30
+    assert counts[EVICTIONS] == 4
+
+
+@pytest.mark.parametrize("shrinking", [False, True])
+def test_the_solver_counts_add_up(shrinking):
+    """Every request is a hit or a miss; without shrinking every row is requested at full
+    length, so no row is extended and each is computed once (the cache holds them all). Would
+    catch a request path that bypasses the counts."""
+    X, y = problem()
+    km = KernelMatrix(X, 0.5)
+    result = solve(km, y, np.arange(y.size), C=1.0, shrinking=shrinking)
+    k = result.kernel
+    assert k.requests == k.hits + k.rows_computed + k.rows_extended
+    assert k.requests >= 3 * result.iterations
+    assert k.active_sum <= result.iterations * y.size
+    if not shrinking:
+        assert k.rows_extended == 0 and k.reconstructions == 0
+        assert k.values_computed == k.rows_computed * y.size
+        assert k.active_sum == result.iterations * y.size
+    assert k.rows_computed <= y.size
+
+
+def test_the_counts_are_the_same_in_every_kernel_mode():
+    """The counts are of the solver's row cache, so the engine behind it changes none (without
+    shrinking: gram mode reconstructs outside the cache)."""
+    X, y = problem()
+    counts = {}
+    for mode in ("cache", "shared", "gram"):
+        km = KernelMatrix(X, 0.5, mode=mode, memory_budget=1 << 30)
+        counts[mode] = solve(km, y, np.arange(y.size), C=1.0, shrinking=False).kernel
+    assert counts["cache"] == counts["shared"] == counts["gram"]
+
+
+def seeded_pair():
+    """Two overlapping training sets and a feasible seed for the second, as in k-fold CV."""
+    from alphaseed.seeding.adjust import adjust_added
+
+    X, y = problem(90, seed=3)
+    km = KernelMatrix(X, 0.5)
+    before = np.arange(80)
+    after = np.arange(10, 90)
+    prev = solve(km, y, before, C=1.0)
+    alpha = np.zeros(after.size)
+    alpha[:70] = prev.alpha[10:]
+    alpha = adjust_added(alpha, y[after], 1.0, np.arange(70), np.arange(70, 80))
+    return km, y, before, prev, after, alpha
+
+
+def test_the_carry_over_is_counted_once_and_its_rows_serve_smo():
+    """The carry requests a full row of every new or changed instance through the solver's
+    cache (one computation each) and computes the columns of the instances that left outside
+    it. Would catch the carry's rows counted twice or not at all, or SMO computing them again
+    (without shrinking each row may be computed once in the whole solve)."""
+    km, y, before, prev, after, alpha = seeded_pair()
+    result = solve(km, y, after, C=1.0, alpha0=alpha, previous=(before, prev), shrinking=False)
+    k = result.kernel
+    assert k.carried
+    left = np.setdiff1d(before, after)
+    left_changed = np.count_nonzero(prev.alpha[np.isin(before, left)] > 0)
+    # The new instances (the last 10 of `after`) each need their row; the kept ones kept their
+    # alpha. The 70 kept ones need the columns of the instances that left.
+    assert k.init_values == 10 * after.size
+    assert k.carry_values_outside == left_changed * 70
+    assert k.rows_extended == 0 and k.rows_computed <= after.size
+    assert k.values_computed == k.rows_computed * after.size
+
+    scratch = solve(km, y, after, C=1.0, alpha0=alpha, shrinking=False)
+    assert not scratch.kernel.carried
+    assert scratch.kernel.init_values == np.count_nonzero(alpha > 0) * after.size
+    assert result.iterations == scratch.iterations
+
+
+def test_each_round_records_its_kernel_counts():
+    """A run record carries each round's counts (null for LibSVM), and a record written before
+    they were counted still validates. Would catch the counts lost on the way to the record."""
+    from alphaseed.provenance import collect_provenance
+    from alphaseed.records import build_run_record
+
+    X, y = problem(90, seed=4)
+    for method in ("sir", "libsvm"):
+        result = cross_validate(X, y, 1.0, 0.5, 10, method, kernel_mode="cache", max_rounds=4)
+        provenance = collect_provenance({"dataset": "synthetic"}, "f" * 64,
+                                        result.started_utc, result.finished_utc)
+        record = json.loads(json.dumps(build_run_record(result, "synthetic", provenance)))
+        validate_run_record(record)
+        rounds = record["rounds"]
+        if method == "libsvm":
+            assert all(r["kernel"] is None for r in rounds)
+            continue
+        assert [r["kernel"]["carried"] for r in rounds] == [False, True, True, True]
+        assert all(r["kernel"]["rows_computed"] > 0 for r in rounds)
+        for r in rounds:
+            del r["kernel"]
+        validate_run_record(record)
