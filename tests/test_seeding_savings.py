@@ -20,7 +20,6 @@ import functools
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_gaussian_quantiles, make_moons
-from threadpoolctl import threadpool_limits
 
 from alphaseed import cross_validate
 from alphaseed.folds import stratified_subsample
@@ -28,15 +27,6 @@ from alphaseed.folds import stratified_subsample
 LOO_ROUNDS = 40
 KFOLD_MARGIN = 0.95  # seeded iterations at most this share of cold's at k = 10
 LOO_MARGIN = 0.5     # and at leave-one-out
-
-
-@pytest.fixture(autouse=True)
-def one_blas_thread():
-    # MIR's small least-squares solves on a threaded BLAS spin against Numba's threads: on the
-    # shared 2-core machine its seeding took 4-10 s per run instead of 0.1 s. Only iteration
-    # counts are asserted here, which the thread count does not change.
-    with threadpool_limits(1, user_api="blas"):
-        yield
 
 
 def plus_minus(X, y):

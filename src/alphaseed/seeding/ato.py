@@ -55,6 +55,7 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator, minres
 
+from ..gaussian import blas_threads
 from .adjust import adjust_added
 from .base import SeedContext, carry_shared, kernel_matvec, layout
 
@@ -142,12 +143,13 @@ def solve_bordered(columns: KernelColumns, free: np.ndarray, rhs_free: np.ndarra
         B[0, 1:] = 1.0
         B[1:, 0] = 1.0
         B[1:, 1:] = columns.square(free)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
-                z = scipy.linalg.solve(B, rhs, assume_a="sym", check_finite=False)
-        except (scipy.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
-            z = scipy.linalg.lstsq(B, rhs, check_finite=False)[0]
+        with blas_threads(B.size * m):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+                    z = scipy.linalg.solve(B, rhs, assume_a="sym", check_finite=False)
+            except (scipy.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
+                z = scipy.linalg.lstsq(B, rhs, check_finite=False)[0]
         return z[1:], -float(z[0])
     if m <= DENSE_MAX_FREE:
         K_free = columns.square(free)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from ..gaussian import blas_threads
 from .adjust import adjust_added
 from .base import SeedContext, carry_shared, kernel_matvec, layout
 
@@ -48,8 +49,9 @@ def least_squares_system(ctx: SeedContext, rows: np.ndarray, cols: np.ndarray, r
             part = rows[start:start + slab]
             A[start:start + part.size] = ctx.kernel.block(part, cols)
         A[m] = 1.0
-        x, *_ = scipy.linalg.lstsq(A, np.append(rhs, sum_target), lapack_driver="gelsy",
-                                   overwrite_a=True, check_finite=False)
+        with blas_threads(A.size * t):
+            x, *_ = scipy.linalg.lstsq(A, np.append(rhs, sum_target), lapack_driver="gelsy",
+                                       overwrite_a=True, check_finite=False)
         return x
     normal = np.ones((t, t))
     moment = np.full(t, sum_target)
@@ -57,8 +59,9 @@ def least_squares_system(ctx: SeedContext, rows: np.ndarray, cols: np.ndarray, r
         block = ctx.kernel.block(rows[start:start + slab], cols).astype(np.float64)
         normal += block.T @ block
         moment += block.T @ rhs[start:start + slab]
-    x, *_ = scipy.linalg.lstsq(normal, moment, lapack_driver="gelsd", overwrite_a=True,
-                               check_finite=False)
+    with blas_threads(normal.size * t):
+        x, *_ = scipy.linalg.lstsq(normal, moment, lapack_driver="gelsd", overwrite_a=True,
+                                   check_finite=False)
     return x
 
 
