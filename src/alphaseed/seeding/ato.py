@@ -56,6 +56,7 @@ import scipy.linalg
 from scipy.sparse.linalg import LinearOperator, minres
 
 from ..gaussian import blas_threads
+from ..smo import FREE
 from .adjust import adjust_added
 from .base import SeedContext, carry_shared, kernel_matvec, layout
 
@@ -67,7 +68,9 @@ SLAB_BYTES = 256 << 20
 MINRES_RTOL = 1e-10
 MINRES_MAXITER = 1000
 ZERO_STEP = 1e-12
-FREE, BOUND, ADDING = 0, 1, 2
+# The path's statuses: the solver's FREE, BOUND (alpha at 0 or C) and ADDING (an instance of T
+# whose alpha is still rising from 0).
+BOUND, ADDING = FREE + 1, FREE + 2
 
 
 class KernelColumns:
