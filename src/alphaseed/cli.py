@@ -277,9 +277,9 @@ def _kernel_facts(args) -> None:
 
 
 def _publish(args) -> None:
-    from .publish import publish
+    from .publish import publish_folder
 
-    written = publish(args.runs, args.out, args.paper, args.kernel)
+    written = publish_folder(args.runs, args.out, args.paper, args.kernel)
     print(f"{len(written)} files -> {args.out}")
 
 

@@ -393,13 +393,23 @@ def readme_document(table1_markdown: str, runs: pd.DataFrame) -> str:
     ])
 
 
-def publish(runs_folder: str | os.PathLike, out: str | os.PathLike, paper_path: str | os.PathLike,
-            kernel_folder: str | os.PathLike | None = None) -> list[Path]:
-    """Rebuild the published folder ``out`` from the run summaries (or records) under ``runs_folder``."""
-    out = Path(out)
+def publish_folder(runs_folder: str | os.PathLike, out: str | os.PathLike, paper_path: str | os.PathLike,
+                   kernel_folder: str | os.PathLike | None = None) -> list[Path]:
+    """Rebuild the published folder ``out`` from every run summary (or record) under ``runs_folder``."""
     paths = find_runs(runs_folder)
+    return publish(group_runs(paths, read_runs(paths)), out, paper_path, kernel_folder)
+
+
+def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | os.PathLike,
+            kernel_folder: str | os.PathLike | None = None) -> list[Path]:
+    """Rebuild the published folder ``out`` from the run summaries (or records) of each table kind.
+
+    ``kernel_folder`` (default ``out/kernel``) holds the kernel facts, ``{dataset}.json``.
+    """
+    out = Path(out)
+    paths = list(dict.fromkeys(Path(path) for group in groups.values() for path in group))
+    groups = {kind: [Path(path) for path in group] for kind, group in groups.items()}
     summaries = read_runs(paths)
-    groups = group_runs(paths, summaries)
     facts = read_kernel_facts(Path(kernel_folder) if kernel_folder is not None else out / "kernel")
     written = tables.write_tables(groups, paper_path, out / "tables", formats=TABLE_FORMATS, with_comparison=False)
     written += figures.write_figures(groups, paper_path, out / "figures", formats=FIGURE_FORMATS)
