@@ -236,3 +236,25 @@ def test_a_clone_with_the_summaries_plans_only_the_missing_runs(tmp_path):
     assert planned == missing
     assert re.search(r"^cv\s+2$", result.stdout, re.MULTILINE)
     assert not re.search(r"^kernel_facts\s", result.stdout, re.MULTILINE)
+
+
+def test_publish_fills_the_readme_between_its_markers(runs, tmp_path):
+    """Catches a README section that loses the text around the markers, links that do not lead into the published
+    folder, and a README without markers found only after the folder was written."""
+    readme = tmp_path / "README.md"
+    original = (REPO / "README.md").read_text()
+    readme.write_text(original)
+    out = tmp_path / "reproduction"
+    assert main(["publish", "--from", str(runs / "summaries"), "--out", str(out), "--paper", str(PAPER_RESULTS),
+                 "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    before, after = original.split(publishing.README_BEGIN)[0], original.split(publishing.README_END)[1]
+    assert text.startswith(before + publishing.README_BEGIN) and text.endswith(publishing.README_END + after)
+    assert "](reproduction/figures/loocv.png)" in text and "](reproduction/paper_vs_reproduced.md)" in text
+    assert (out / "tables" / "table1.md").read_text() in text
+
+    readme.write_text("no markers\n")
+    elsewhere = tmp_path / "elsewhere"
+    assert main(["publish", "--from", str(runs / "summaries"), "--out", str(elsewhere), "--paper",
+                 str(PAPER_RESULTS), "--readme", str(readme)]) == 2
+    assert not elsewhere.exists() and readme.read_text() == "no markers\n"

@@ -149,6 +149,9 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("--paper", type=Path,
                          default=Path("workflow/resources/paper_results.csv"), metavar="CSV",
                          help="the paper's numbers (default: workflow/resources/paper_results.csv)")
+    publish.add_argument("--readme", type=Path, metavar="FILE",
+                         help="also put Table 1, the leave-one-out figure and the links between the "
+                              "reproduction markers of FILE (the project's README.md)")
 
     prepare = commands.add_parser("prepare", help="fetch, verify and convert named datasets")
     prepare.add_argument("names", nargs="+", metavar="NAME")
@@ -279,7 +282,7 @@ def _kernel_facts(args) -> None:
 def _publish(args) -> None:
     from .publish import publish_folder
 
-    written = publish_folder(args.runs, args.out, args.paper, args.kernel)
+    written = publish_folder(args.runs, args.out, args.paper, args.kernel, args.readme)
     print(f"{len(written)} files -> {args.out}")
 
 

@@ -364,49 +364,82 @@ def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def readme_document(table1_markdown: str, runs: pd.DataFrame) -> str:
+README_BEGIN = "<!-- reproduction: begin (written by alphaseed publish --readme) -->"
+README_END = "<!-- reproduction: end -->"
+
+
+def readme_document(table1_markdown: str, runs: pd.DataFrame, prefix: str = "", heading: str = "#") -> str:
+    """The published folder's README (links relative to it), or with ``prefix`` and a deeper ``heading`` the
+    section of the project's README."""
     subsampled = sorted(runs.dropna(subset=["subsample"])["dataset"].unique())
-    size = (f"on stratified subsamples of {', '.join(subsampled)}" if subsampled
-            else "at full size")
+    size = f"on stratified subsamples of {', '.join(subsampled)}" if subsampled else "at full size"
+    commits = ", ".join(f"`{commit[:10]}`" for commit in runs["git_commit"].dropna().unique())
+    walls = runs["wall_seconds"].dropna()
+    sub = heading + "#"
     return "\n".join([
-        "# The paper, reproduced",
+        f"{heading} The paper, reproduced",
         "",
-        f"{len(runs)} runs {size}, published from their summaries in [runs/](runs/) by `alphaseed publish`; "
-        "the folder fills as the run proceeds (each job commits its summary as it lands).",
+        f"{len(runs)} runs {size}, from commit(s) {commits or 'unknown'} on {'; '.join(runs['cpu'].dropna().unique())}, "
+        f"{walls.sum() / 3600:.2f} h of job wall time, finished {runs['finished_utc'].max()} (UTC). "
+        f"`alphaseed publish` built this from the run summaries in [{prefix}runs/]({prefix}runs/) alone; the folder "
+        "fills as the full-size run proceeds, each job writing its summary as it finishes.",
         "",
-        "## Table 1, beside the paper's",
+        f"{sub} Table 1, beside the paper's",
         "",
         table1_markdown,
-        "## Leave-one-out: time relative to SIR",
+        f"{sub} Leave-one-out: time relative to SIR",
         "",
-        "![leave-one-out](figures/loocv.png)" if (runs["k"] == "loo").any() else "(no leave-one-out run yet)",
+        f"![leave-one-out]({prefix}figures/loocv.png)" if (runs["k"] == "loo").any() else "(no leave-one-out run yet)",
         "",
-        "## Everything else",
+        f"{sub} Everything else",
         "",
-        "- [paper_vs_reproduced.md](paper_vs_reproduced.md): every figure beside the paper's, and every deviation "
-        "explained with measured numbers",
-        "- [tables/](tables/): Tables 1-3 and the leave-one-out table (Markdown, CSV, LaTeX)",
-        "- [figures/](figures/): iterations per round, speedup against k, leave-one-out",
-        "- [runs.csv](runs.csv): one row per run; [provenance.md](provenance.md): commit, CPU, threads, wall time "
-        "per job",
+        f"- [paper_vs_reproduced.md]({prefix}paper_vs_reproduced.md): every figure beside the paper's, and every "
+        "deviation explained with measured numbers",
+        f"- [tables/]({prefix}tables/): Tables 1-3 and the leave-one-out table (Markdown, CSV, LaTeX)",
+        f"- [figures/]({prefix}figures/): iterations per round, speedup against k, leave-one-out",
+        f"- [runs.csv]({prefix}runs.csv): one row per run; [provenance.md]({prefix}provenance.md): commit, CPU, "
+        "threads, wall time per job",
         "",
     ])
 
 
+def _readme_around(readme: Path) -> tuple[str, str]:
+    """The project's README before and after its reproduction markers; an error without them."""
+    try:
+        text = readme.read_text(encoding="utf-8")
+    except OSError as error:
+        raise PublishError(f"cannot read {readme}: {error.strerror}") from None
+    if text.count(README_BEGIN) != 1 or text.count(README_END) != 1 or text.index(README_BEGIN) > text.index(
+            README_END):
+        raise PublishError(f"{readme} needs one line {README_BEGIN!r} and, after it, one line {README_END!r}")
+    before, rest = text.split(README_BEGIN)
+    return before, rest.split(README_END)[1]
+
+
+def embed_in_readme(readme: str | os.PathLike, section: str) -> None:
+    """Replace the text between the reproduction markers of the project's README with ``section``."""
+    before, after = _readme_around(Path(readme))
+    tables.write_text(readme, f"{before}{README_BEGIN}\n{section}{README_END}{after}")
+
+
 def publish_folder(runs_folder: str | os.PathLike, out: str | os.PathLike, paper_path: str | os.PathLike,
-                   kernel_folder: str | os.PathLike | None = None) -> list[Path]:
+                   kernel_folder: str | os.PathLike | None = None,
+                   readme: str | os.PathLike | None = None) -> list[Path]:
     """Rebuild the published folder ``out`` from every run summary (or record) under ``runs_folder``."""
     paths = find_runs(runs_folder)
-    return publish(group_runs(paths, read_runs(paths)), out, paper_path, kernel_folder)
+    return publish(group_runs(paths, read_runs(paths)), out, paper_path, kernel_folder, readme)
 
 
 def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | os.PathLike,
-            kernel_folder: str | os.PathLike | None = None) -> list[Path]:
+            kernel_folder: str | os.PathLike | None = None, readme: str | os.PathLike | None = None) -> list[Path]:
     """Rebuild the published folder ``out`` from the run summaries (or records) of each table kind.
 
-    ``kernel_folder`` (default ``out/kernel``) holds the kernel facts, ``{dataset}.json``.
+    ``kernel_folder`` (default ``out/kernel``) holds the kernel facts, ``{dataset}.json``; ``readme``, the
+    project's README, gets Table 1, the leave-one-out figure and the links between its reproduction markers.
     """
     out = Path(out)
+    if readme is not None:
+        _readme_around(Path(readme))  # refuse before writing anything
     paths = list(dict.fromkeys(Path(path) for group in groups.values() for path in group))
     groups = {kind: [Path(path) for path in group] for kind, group in groups.items()}
     summaries = read_runs(paths)
@@ -430,4 +463,9 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
     tables.write_text(out / "provenance.md", provenance_document(runs, summaries))
     table1_markdown = (out / "tables" / "table1.md").read_text(encoding="utf-8")
     tables.write_text(out / "README.md", readme_document(table1_markdown, runs))
-    return written + [out / name for name in ("runs.csv", "paper_vs_reproduced.md", "provenance.md", "README.md")]
+    written += [out / name for name in ("runs.csv", "paper_vs_reproduced.md", "provenance.md", "README.md")]
+    if readme is not None:
+        prefix = os.path.relpath(out, Path(readme).parent).replace(os.sep, "/") + "/"
+        embed_in_readme(readme, readme_document(table1_markdown, runs, prefix=prefix, heading="###"))
+        written.append(Path(readme))
+    return written

@@ -44,17 +44,21 @@ KERNEL_FACTS = [
     f"{PUBLISHED}/kernel/{dataset}.json"
     for dataset in dict.fromkeys(job.dataset for job in TABLE_JOBS["table1"])
 ]
+PUBLISHED_TABLES = [
+    f"{PUBLISHED}/tables/{name}.{ext}"
+    for name in TABLE_NAMES
+    for ext in ("md", "csv", "tex")
+]
+PUBLISHED_FIGURES = [f"{PUBLISHED}/figures/{FIGURE_NAMES[kind]}.png" for kind in KINDS]
+PUBLISHED_DOCUMENTS = [
+    f"{PUBLISHED}/{name}"
+    for name in ("runs.csv", "paper_vs_reproduced.md", "provenance.md")
+]
 PUBLISH_OUTPUTS = (
-    [
-        f"{PUBLISHED}/tables/{name}.{ext}"
-        for name in TABLE_NAMES
-        for ext in ("md", "csv", "tex")
-    ]
-    + [f"{PUBLISHED}/figures/{FIGURE_NAMES[kind]}.png" for kind in KINDS]
-    + [
-        f"{PUBLISHED}/{name}"
-        for name in ("runs.csv", "paper_vs_reproduced.md", "provenance.md", "README.md")
-    ]
+    PUBLISHED_TABLES
+    + PUBLISHED_FIGURES
+    + PUBLISHED_DOCUMENTS
+    + [f"{PUBLISHED}/README.md"]
 )
 
 
@@ -82,7 +86,10 @@ rule publish:
         kernel=KERNEL_FACTS,
         paper=PAPER_RESULTS,
     output:
-        PUBLISH_OUTPUTS,
+        tables=PUBLISHED_TABLES,
+        figures=PUBLISHED_FIGURES,
+        documents=PUBLISHED_DOCUMENTS,
+        readme=f"{PUBLISHED}/README.md",
     log:
         f"{RESULTS}/logs/publish.log",
     benchmark:
@@ -90,8 +97,5 @@ rule publish:
     conda:
         "../../environment.yml"
     threads: 1
-    params:
-        folder=PUBLISHED,
-        kernel=f"{PUBLISHED}/kernel",
     script:
         "../scripts/publish.py"

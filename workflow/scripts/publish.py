@@ -4,6 +4,7 @@ config's table kinds from the run summaries, its output in the job's log."""
 import os
 import sys
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 
 # Before NumPy's BLAS loads: its thread pool must match the job's share of the cores.
 os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(snakemake.threads)
@@ -16,5 +17,6 @@ with open(snakemake.log[0], "w", buffering=1) as log, redirect_stdout(log), redi
     if snakemake.rule == "kernel_facts":
         sys.exit(main(snakemake.params.arguments))
     groups = {kind: list(snakemake.input[kind]) for kind in TABLE_KINDS if kind in snakemake.input.keys()}
-    written = publish(groups, snakemake.params.folder, snakemake.input.paper, snakemake.params.kernel)
+    folder, kernel = Path(snakemake.output.readme).parent, Path(snakemake.input.kernel[0]).parent
+    written = publish(groups, folder, snakemake.input.paper, kernel)
     print("\n".join(map(str, written)))
