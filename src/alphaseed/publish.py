@@ -368,17 +368,18 @@ README_BEGIN = "<!-- reproduction: begin (written by alphaseed publish --readme)
 README_END = "<!-- reproduction: end -->"
 
 
-def readme_document(table1_markdown: str, runs: pd.DataFrame, prefix: str = "", heading: str = "#") -> str:
-    """The published folder's README (links relative to it), or with ``prefix`` and a deeper ``heading`` the
-    section of the project's README."""
+def readme_document(table1_markdown: str, runs: pd.DataFrame, prefix: str = "") -> str:
+    """The published folder's README (links relative to it), or with the folder's path as ``prefix`` the section
+    under the project's README's own heading."""
     subsampled = sorted(runs.dropna(subset=["subsample"])["dataset"].unique())
     size = f"on stratified subsamples of {', '.join(subsampled)}" if subsampled else "at full size"
-    commits = ", ".join(f"`{commit[:10]}`" for commit in runs["git_commit"].dropna().unique())
+    states = runs.dropna(subset=["git_commit"]).drop_duplicates(["git_commit", "git_dirty"])
+    commits = ", ".join(f"`{commit[:10]}`" + (" with uncommitted changes" if dirty else "")
+                        for commit, dirty in zip(states["git_commit"], states["git_dirty"]))
     walls = runs["wall_seconds"].dropna()
-    sub = heading + "#"
+    sub = "###" if prefix else "##"
     return "\n".join([
-        f"{heading} The paper, reproduced",
-        "",
+        *([] if prefix else ["# The paper, reproduced", ""]),
         f"{len(runs)} runs {size}, from commit(s) {commits or 'unknown'} on {'; '.join(runs['cpu'].dropna().unique())}, "
         f"{walls.sum() / 3600:.2f} h of job wall time, finished {runs['finished_utc'].max()} (UTC). "
         f"`alphaseed publish` built this from the run summaries in [{prefix}runs/]({prefix}runs/) alone; the folder "
@@ -466,6 +467,6 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
     written += [out / name for name in ("runs.csv", "paper_vs_reproduced.md", "provenance.md", "README.md")]
     if readme is not None:
         prefix = os.path.relpath(out, Path(readme).parent).replace(os.sep, "/") + "/"
-        embed_in_readme(readme, readme_document(table1_markdown, runs, prefix=prefix, heading="###"))
+        embed_in_readme(readme, readme_document(table1_markdown, runs, prefix=prefix))
         written.append(Path(readme))
     return written
