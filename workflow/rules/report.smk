@@ -74,6 +74,9 @@ rule kernel_facts:
     conda:
         "../../environment.yml"
     threads: 1
+    resources:
+        # full MNIST: the dense features and a few 1,024 x 60,000 float64 blocks
+        mem_mb=4000,
     params:
         arguments=kernel_facts_arguments,
     script:
