@@ -25,4 +25,5 @@ rule all:
     input:
         TABLE_OUTPUTS,
         FIGURE_OUTPUTS,
+        PUBLISH_OUTPUTS,
         SEARCH_TABLES,
