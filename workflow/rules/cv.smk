@@ -20,6 +20,7 @@ rule cv:
     threads: 1
     resources:
         mem_mb=cv_mem_mb,
+        runtime=cv_runtime,
     params:
         arguments=cv_arguments,
     script:
