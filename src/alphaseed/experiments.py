@@ -187,13 +187,14 @@ def expected_seconds(job: Job, n: int) -> float:
     if job.method == "libsvm":
         return JOB_OVERHEAD_SECONDS + rounds * scaled(cost.libsvm)
     fast = job.kernel_mode != "cache"
-    cold = scaled(cost.auto if fast else cost.cache)
+    cold_round = cost.auto if fast else cost.cache
+    cold = scaled(cold_round)
     setup = cost.gram * (n / cost.n_train) ** 2 if fast else 0.0
     if job.method == "cold":
         work = rounds * cold
     elif job.method in ("avg", "top"):
         # every round is seeded from a model of all n instances, trained first
-        work = scaled(cost.auto if fast else cost.cache, n) + rounds * SEEDED_ROUND[job.method] * cold
+        work = scaled(cold_round, n) + rounds * SEEDED_ROUND[job.method] * cold
     else:
         # ATO's path grows with the fold it adds, one instance in leave-one-out
         kfold_ato = job.method == "ato" and job.k != "loo"
