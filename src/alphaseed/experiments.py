@@ -156,7 +156,7 @@ COSTS = {
     "heart": RoundCost(243, 2.39, libsvm=0.004, cache=0.007, auto=0.004, gram=0.001, ato=0.06),
     "madelon": RoundCost(1800, 2.39, libsvm=1.6, cache=0.6, auto=0.03, gram=0.2, ato=0.33),
     "adult": RoundCost(29305, 2.39, libsvm=180.0, cache=100.0, auto=11.0, gram=13.0, ato=9000.0),
-    "webdata": RoundCost(44774, 2.39, libsvm=560.0, cache=240.0, auto=15.0, gram=20.0, ato=6000.0),
+    "webdata": RoundCost(44774, 2.39, libsvm=560.0, cache=240.0, auto=79.0, gram=36.0, ato=24000.0),
     "mnist": RoundCost(7200, 2.2, libsvm=140.0, cache=80.0, auto=1.1, gram=1.9, ato=210.0),
 }
 # A dataset the model has no measurement of is planned at Adult's cost per round.
