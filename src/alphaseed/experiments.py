@@ -146,12 +146,18 @@ class RoundCost:
     ato: float
 
 
-# Sources (1 thread): Heart and Madelon, the full sets, and the 2,000-3,000 samples: the quick
-# profile's run records (results/quick, k = 10, mean round); Adult at full size: bench_cache_mode
-# (LibSVM 1,798 s over 10 rounds, SIR 1,031 s, estimated from 3 and 4 rounds); Webdata at full
-# size, MNIST on 4,000- and 8,000-samples, Adult's Gram matrix and ATO on a 6,000-sample:
-# one or two rounds of `alphaseed cv --max-rounds`, measured for this model (README, "Reproducing
-# the paper"). Exponents: from the two sizes of each set; Heart's and Madelon's from Adult's.
+# Sources, all on 1 thread. Heart and Madelon (whole sets) and the 2,000-3,000-instance samples:
+# the quick profile's run records (k = 10, mean round). Adult at full size: bench_cache_mode
+# (LibSVM 1,798 s over 10 rounds, SIR 1,031 s, estimated from 3 and 4 rounds; the exponent from
+# these and the 3,000-sample). Measured for this model with `alphaseed cv --max-rounds` (one or two
+# rounds; on a machine loaded 6-7x over its 2 cores, so seconds are the process's CPU time spread
+# over its phases by their wall time): Adult's Gram matrix and rounds in auto mode (2 rounds,
+# 40,000 iterations each); Webdata's in auto mode at full size (1 round, 76,830 iterations);
+# MNIST's LibSVM and cache rounds on 4,000- and 8,000-samples (141 s and 80 s at 8,000: a cold
+# round grows 17x from 4,000, as LibSVM's 100 MB cache stops holding every row, and then about as
+# n^2.2 with every row computed anew), auto on the 8,000-sample; ATO's seeded round on a
+# 6,000-sample of Adult (over 75 s, against 10 s at 3,000). Webdata's LibSVM and cache rounds:
+# its 3,000-sample grown at Adult's exponent. Heart's and Madelon's exponents are Adult's.
 COSTS = {
     "heart": RoundCost(243, 2.39, libsvm=0.004, cache=0.007, auto=0.004, gram=0.001, ato=0.06),
     "madelon": RoundCost(1800, 2.39, libsvm=1.6, cache=0.6, auto=0.03, gram=0.2, ato=0.33),
