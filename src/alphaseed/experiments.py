@@ -171,8 +171,9 @@ FALLBACK_COST = "adult"
 # leave-one-out: SIR 0.7-1.1, MIR 0.8-1.3, AVG and TOP 0.7-0.9, ATO 1.7-5 in leave-one-out);
 # ATO's k-fold round has its own figure.
 SEEDED_ROUND = {"sir": 1.1, "mir": 1.3, "avg": 1.0, "top": 1.0, "ato": 5.0}
-# Loading the data, compiled code from Numba's cache, LibSVM's data conversion, writing the record.
-JOB_OVERHEAD_SECONDS = 30.0
+# Starting the job, loading the data and Numba's cached code, writing the record: 2-3 s a job in the
+# quick profile's Snakemake benchmarks.
+JOB_OVERHEAD_SECONDS = 3.0
 
 
 def _rounds(job: Job, n: int) -> tuple[int, int]:
@@ -214,12 +215,12 @@ def job_runtime_minutes(config: dict, job: Job) -> int:
     return max(1, math.ceil(expected_seconds(job, job_size(config, job)[0]) / 60))
 
 
-def wall_minutes(minutes: list[int], cores: int) -> int:
+def wall_minutes(minutes: list[float], cores: int) -> float:
     """Wall time of jobs on ``cores`` single-thread workers, each job started longest first on the first free one.
 
     Memory limits, which can keep a Gram-matrix job from sharing the machine, are not modelled.
     """
-    free = [0] * cores
+    free = [0.0] * cores
     for m in sorted(minutes, reverse=True):
         free[free.index(min(free))] += m
     return max(free)
@@ -227,11 +228,11 @@ def wall_minutes(minutes: list[int], cores: int) -> int:
 
 def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6)) -> str:
     """The plan's expected time, for the dry run: the total, the wall time on ``cores``, and each job longest first."""
-    planned = sorted(((job_runtime_minutes(config, job), job) for job in all_jobs(config)),
+    planned = sorted(((expected_seconds(job, job_size(config, job)[0]) / 60, job) for job in all_jobs(config)),
                      key=lambda pair: -pair[0])
     minutes = [m for m, _ in planned]
     walls = ", ".join(f"{wall_minutes(minutes, c) / 60:.1f} h on {c} cores" for c in cores)
-    lines = [f"  {m:5d} min  {job.dataset} k={job.k} {job.stem}"
+    lines = [f"  {m:7.1f} min  {job.dataset} k={job.k} {job.stem}"
              + (f" (first {job.max_rounds} rounds)" if job.max_rounds else "") for m, job in planned]
     return "\n".join([
         f"Expected time of the {len(planned)} cross-validation jobs (profile {config.get('profile', 'paper')}, "
