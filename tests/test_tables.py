@@ -283,3 +283,26 @@ def test_the_papers_estimates_are_named_in_the_notes_and_escaped_in_latex(tmp_pa
     assert "The paper's estimates: ato on mnist (k = 10)" in (out / "table1.md").read_text()
     tex = (out / "table1.tex").read_text()
     assert r"\textbackslash{}eat\{est\}" in tex and r"\eat{" not in tex
+
+
+def test_estimated_runs_take_iterations_and_accuracy_from_the_complete_fast_run(tmp_path):
+    """Catches a table that shows an estimated run's iterations over its first rounds although a complete run of
+    the same method in a fast kernel mode exists (or still marks them estimated), that takes them from another
+    method's run (SIR's for MIR), that gives LibSVM anything but the complete cold run's, or that leaves the
+    source out of the notes."""
+    records = [make_record("mnist", 10, method, 0.1, 10, max_rounds=2) for method in ("libsvm", "cold", "mir", "sir")]
+    records += [make_record("mnist", 10, "cold", 0.01, 30, kernel_mode="auto"),
+                make_record("mnist", 10, "sir", 0.01, 7, kernel_mode="auto")]
+    records[-2]["summary"]["accuracy"], records[-1]["summary"]["accuracy"] = 51.0, 52.0
+    frame = tables.comparison(tables.load_runs(write_records(tmp_path, records)),
+                              tables.read_paper_results(PAPER_RESULTS), "table1").set_index("label")
+    assert frame.loc["libsvm", ["iterations", "accuracy"]].tolist() == [300, 51.0]
+    assert frame.loc["cold", ["iterations", "accuracy"]].tolist() == [300, 51.0]
+    assert frame.loc["sir", ["iterations", "accuracy"]].tolist() == [70, 52.0]
+    assert frame.loc["mir", ["iterations", "accuracy"]].tolist() == [20, 75.0]
+    wide = dict(tables.table1_wide(frame.reset_index()).loc[("mnist", "this run")].items())
+    assert wide[("iterations", "sir", "")] == "70" and wide[("iterations", "mir", "")] == "20" + tables.ESTIMATED
+    assert wide[("seconds", "libsvm", "total")].endswith(tables.ESTIMATED)
+    note = " ".join(tables.table_notes(frame.reset_index(), "Test CPU"))
+    assert "libsvm on mnist (k = 10) from cold (auto); cold on mnist (k = 10) from cold (auto)" in note
+    assert "mir on mnist (k = 10) from" not in note

@@ -5,6 +5,11 @@ An experiment is datasets x k x methods in one kernel mode, feeding one table ki
 run record's path; its settings (stratified subsample size, max_rounds) come from the experiment.
 The same job may serve several experiments (Table 1's k = 10 runs are Table 3's too), but only
 with the same settings, or the config is refused.
+
+Each job also has an expected time (``expected_seconds``, Snakemake's ``runtime``) from a small
+cost model: the seconds of one round measured at full size or on subsamples, grown as a power of
+the training-set size, times the rounds the job runs (``COSTS`` says where each figure comes
+from); ``plan_summary`` adds them up for the dry run.
 """
 
 from __future__ import annotations
@@ -88,6 +93,12 @@ def all_jobs(config: dict) -> list[Job]:
     return list(unique.values())
 
 
+def job_size(config: dict, job: Job) -> tuple[int, int]:
+    """(instances, features) of a job's data from its dataset entry; large defaults where the entry has none."""
+    entry = config["datasets"][job.dataset]
+    return job.subsample or entry.get("n", 100_000), entry.get("dim", 1_000)
+
+
 def job_mem_mb(n: int, dim: int, k: str, method: str, kernel_mode: str, cache_mb: float) -> int:
     """Memory a job may take, in MB, so that Snakemake never starts jobs that together exceed the machine.
 
@@ -111,3 +122,122 @@ def job_mem_mb(n: int, dim: int, k: str, method: str, kernel_mode: str, cache_mb
         "top": 256 * mib,
     }.get(method, 0)
     return math.ceil((500 * mib + features + kernel + seeding) / mib)
+
+
+# ---------------------------------------------------------------- expected time
+
+
+@dataclass(frozen=True)
+class RoundCost:
+    """Seconds of one cross-validation round on 1 thread, measured at training-set size ``n_train``.
+
+    ``libsvm``: LibSVM's round; ``cache``: our cold round in kernel mode cache; ``auto``: our cold
+    round on the Gram matrix, whose computation (``gram`` seconds at ``n_train`` instances, growing
+    as their square) comes once per job; ``ato``: one seeded ATO round in cache mode (its path, not
+    SMO, is its cost). A round on m training instances costs (m / n_train) ** exponent as much.
+    """
+
+    n_train: int
+    exponent: float
+    libsvm: float
+    cache: float
+    auto: float
+    gram: float
+    ato: float
+
+
+# Sources, all on 1 thread. Heart and Madelon (whole sets) and the 2,000-3,000-instance samples:
+# the quick profile's run records (k = 10, mean round). Adult at full size: bench_cache_mode
+# (LibSVM 1,798 s over 10 rounds, SIR 1,031 s, estimated from 3 and 4 rounds; the exponent from
+# these and the 3,000-sample). Measured for this model with `alphaseed cv --max-rounds` (one or two
+# rounds; on a machine loaded 6-7x over its 2 cores, so seconds are the process's CPU time spread
+# over its phases by their wall time): Adult's Gram matrix and rounds in auto mode (2 rounds,
+# 40,000 iterations each); Webdata's in auto mode at full size (1 round, 76,830 iterations);
+# MNIST's LibSVM and cache rounds on 4,000- and 8,000-samples (141 s and 80 s at 8,000: a cold
+# round grows 17x from 4,000, as LibSVM's 100 MB cache stops holding every row, and then about as
+# n^2.2 with every row computed anew), auto on the 8,000-sample; ATO's seeded round on a
+# 6,000-sample of Adult (over 75 s, against 10 s at 3,000); Webdata's LibSVM and cache rounds on a
+# 12,000-sample (38 s and 21 s; a seeded SIR round 7 s), grown to full size at Adult's exponent (a
+# full-size LibSVM round did not finish in the time the loaded machine allowed). Heart's and
+# Madelon's exponents are Adult's.
+COSTS = {
+    "heart": RoundCost(243, 2.39, libsvm=0.004, cache=0.007, auto=0.004, gram=0.001, ato=0.06),
+    "madelon": RoundCost(1800, 2.39, libsvm=1.6, cache=0.6, auto=0.03, gram=0.2, ato=0.33),
+    "adult": RoundCost(29305, 2.39, libsvm=180.0, cache=100.0, auto=11.0, gram=13.0, ato=9000.0),
+    "webdata": RoundCost(44774, 2.39, libsvm=1140.0, cache=640.0, auto=79.0, gram=36.0, ato=24000.0),
+    "mnist": RoundCost(7200, 2.2, libsvm=140.0, cache=80.0, auto=1.1, gram=1.9, ato=210.0),
+}
+# A dataset the model has no measurement of is planned at Adult's cost per round.
+FALLBACK_COST = "adult"
+# A seeded round's time over the cold round's in the same kernel mode (quick profile, k = 10 and
+# leave-one-out: SIR 0.7-1.1, MIR 0.8-1.3, AVG and TOP 0.7-0.9, ATO 1.7-5 in leave-one-out);
+# ATO's k-fold round has its own figure.
+SEEDED_ROUND = {"sir": 1.1, "mir": 1.3, "avg": 1.0, "top": 1.0, "ato": 5.0}
+# Starting the job, loading the data and Numba's cached code, writing the record: 2-3 s a job in the
+# quick profile's Snakemake benchmarks.
+JOB_OVERHEAD_SECONDS = 3.0
+
+
+def _rounds(job: Job, n: int) -> tuple[int, int]:
+    """(training-set size of a round, rounds the job runs)."""
+    n_folds = n if job.k == "loo" else int(job.k)
+    run = n_folds if job.max_rounds is None else min(job.max_rounds, n_folds)
+    return n - math.ceil(n / n_folds), run
+
+
+def expected_seconds(job: Job, n: int) -> float:
+    """The job's expected wall time on 1 thread (see ``RoundCost``); ``n`` is its data's size after any subsample."""
+    cost = COSTS.get(job.dataset, COSTS[FALLBACK_COST])
+    n_train, rounds = _rounds(job, n)
+
+    def scaled(seconds: float, size: int = n_train) -> float:
+        return seconds * (size / cost.n_train) ** cost.exponent
+
+    if job.method == "libsvm":
+        return JOB_OVERHEAD_SECONDS + rounds * scaled(cost.libsvm)
+    fast = job.kernel_mode != "cache"
+    cold_round = cost.auto if fast else cost.cache
+    cold = scaled(cold_round)
+    setup = cost.gram * (n / cost.n_train) ** 2 if fast else 0.0
+    if job.method == "cold":
+        work = rounds * cold
+    elif job.method in ("avg", "top"):
+        # every round is seeded from a model of all n instances, trained first
+        work = scaled(cold_round, n) + rounds * SEEDED_ROUND[job.method] * cold
+    else:
+        # ATO's path grows with the fold it adds, one instance in leave-one-out
+        kfold_ato = job.method == "ato" and job.k != "loo"
+        seeded = scaled(cost.ato) if kfold_ato else SEEDED_ROUND[job.method] * cold
+        work = cold + (rounds - 1) * seeded
+    return JOB_OVERHEAD_SECONDS + setup + work
+
+
+def job_runtime_minutes(config: dict, job: Job) -> int:
+    """Snakemake's ``runtime`` of a job: its expected time in whole minutes."""
+    return max(1, math.ceil(expected_seconds(job, job_size(config, job)[0]) / 60))
+
+
+def wall_minutes(minutes: list[float], cores: int) -> float:
+    """Wall time of jobs on ``cores`` single-thread workers, each job started longest first on the first free one.
+
+    Memory limits, which can keep a Gram-matrix job from sharing the machine, are not modelled.
+    """
+    free = [0.0] * cores
+    for m in sorted(minutes, reverse=True):
+        free[free.index(min(free))] += m
+    return max(free)
+
+
+def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6)) -> str:
+    """The plan's expected time, for the dry run: the total, the wall time on ``cores``, and each job longest first."""
+    planned = sorted(((expected_seconds(job, job_size(config, job)[0]) / 60, job) for job in all_jobs(config)),
+                     key=lambda pair: -pair[0])
+    minutes = [m for m, _ in planned]
+    walls = ", ".join(f"{wall_minutes(minutes, c) / 60:.1f} h on {c} cores" for c in cores)
+    lines = [f"  {m:7.1f} min  {job.dataset} k={job.k} {job.stem}"
+             + (f" (first {job.max_rounds} rounds)" if job.max_rounds else "") for m, job in planned]
+    return "\n".join([
+        f"Expected time of the {len(planned)} cross-validation jobs (profile {config.get('profile', 'paper')}, "
+        f"1 thread each, alphaseed.experiments.COSTS): {sum(minutes) / 60:.1f} h in total; wall {walls}",
+        *lines,
+    ])

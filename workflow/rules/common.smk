@@ -1,4 +1,5 @@
 # Settings and helpers of the cv, tables and figures rules, all derived from the config's experiments.
+import sys
 from pathlib import Path
 
 from alphaseed.experiments import (
@@ -6,6 +7,9 @@ from alphaseed.experiments import (
     all_jobs,
     expand_experiments,
     job_mem_mb,
+    job_runtime_minutes,
+    job_size,
+    plan_summary,
     results_root,
 )
 
@@ -84,12 +88,15 @@ def job_of(wildcards):
 
 def cv_mem_mb(wildcards):
     job = job_of(wildcards)
-    entry = config["datasets"][job.dataset]
-    n = job.subsample or entry.get("n", 100_000)
-    dim = entry.get("dim", 1_000)
+    n, dim = job_size(config, job)
     return job_mem_mb(
         n, dim, job.k, job.method, job.kernel_mode, config["solver"]["cache_mb"]
     )
+
+
+def cv_runtime(wildcards):
+    """Expected minutes (alphaseed.experiments' cost model); the dry run prints their sum."""
+    return job_runtime_minutes(config, job_of(wildcards))
 
 
 def cv_arguments(wildcards):
@@ -123,3 +130,9 @@ if "mem_mb" not in workflow.global_resources:
     import psutil
 
     workflow.register_resource("mem_mb", psutil.virtual_memory().available // 2**20)
+
+
+# The plan's expected time, before the DAG (a dry run too: its executor is chosen only after
+# parsing); cluster and subprocess jobs parse the workflow again and stay quiet.
+if workflow.is_main_process:
+    print(plan_summary(config), file=sys.stderr)

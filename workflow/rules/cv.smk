@@ -24,6 +24,7 @@ rule cv:
     threads: 1
     resources:
         mem_mb=cv_mem_mb,
+        runtime=cv_runtime,
     params:
         arguments=cv_arguments,
         record=f"{RESULTS}/runs/{{dataset}}/k{{k}}/{{variant}}.json",
