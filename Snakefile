@@ -18,6 +18,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/cv.smk"
 include: "workflow/rules/search.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/studies.smk"
 
 
 rule all:
@@ -26,3 +27,4 @@ rule all:
         TABLE_OUTPUTS,
         FIGURE_OUTPUTS,
         SEARCH_TABLES,
+        STUDY_TABLES,

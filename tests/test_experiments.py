@@ -9,7 +9,7 @@ import yaml
 
 from alphaseed.config import load_config
 from alphaseed.errors import ConfigError
-from alphaseed.experiments import Job, all_jobs, expand_experiments, job_mem_mb, results_root
+from alphaseed.experiments import Job, all_jobs, expand_experiments, job_mem_mb, results_root, studies
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -24,17 +24,44 @@ def test_paper_config_lists_every_job_of_the_paper():
     paper = {kind: [j for j in kind_jobs if j.kernel_mode == "cache" or j.method == "libsvm"]
              for kind, kind_jobs in jobs.items()}
     assert len(paper["table1"]) == 5 * 5 and len(paper["table3"]) == 5 * 3 * 3 and len(paper["loo"]) == 5 * 7
-    fast = [j for j in all_jobs(config) if j.kernel_mode == "auto"]
+    fast = [j for j in all_jobs(config, "paper") if j.kernel_mode == "auto"]
     assert len(fast) == 5 * 3 * 2  # cold and sir at k = 3, 10, 100; Table 1's k = 10 ones are among them
     # Table 3's k = 10 runs are Table 1's
-    assert len(all_jobs(config)) == 25 + 45 + 35 - 5 * 3 + len(fast)
-    by_key = {(j.dataset, j.k, j.method): j for j in all_jobs(config) if j.kernel_mode != "auto"}
+    assert len(all_jobs(config, "paper")) == 25 + 45 + 35 - 5 * 3 + len(fast)
+    by_key = {(j.dataset, j.k, j.method): j for j in all_jobs(config, "paper") if j.kernel_mode != "auto"}
     assert by_key[("mnist", "100", "libsvm")].max_rounds == 30
     assert by_key[("adult", "loo", "sir")].max_rounds == 100
     assert by_key[("webdata", "loo", "avg")].max_rounds == 30
     assert by_key[("heart", "loo", "sir")].max_rounds is None
     assert by_key[("madelon", "10", "sir")].kernel_mode == "cache"
     assert results_root(config) == Path("results/paper")
+
+
+def test_the_informative_study_runs_tables_1_and_3_on_the_scaled_datasets_apart_from_the_paper():
+    """Catches study runs mixed into the paper's tables (expand_experiments ignoring the study), a study job
+    missing from all_jobs (the pipeline would never run it), and the paper's datasets in the study."""
+    config = load_config(REPO / "config.yaml")
+    assert studies(config) == ["paper", "informative"]
+    paper = {j for jobs in expand_experiments(config).values() for j in jobs}
+    study = expand_experiments(config, "informative")
+    scaled = {"heart_scale", "madelon_scale", "mnist_scale"}
+    assert not {j.dataset for j in paper} & scaled and {j.dataset for j in study["table1"]} == scaled
+    faithful = {(j.k, j.method) for j in study["table1"] + study["table3"] if j.kernel_mode == "cache"}
+    assert faithful == {("10", m) for m in ("libsvm", "cold", "ato", "mir", "sir")} | {
+        (k, m) for k in ("3", "10", "100") for m in ("libsvm", "cold", "sir")}
+    assert {j.kernel_mode for j in study["table3"]} == {"cache", "auto"} and not study["loo"]
+    assert set(all_jobs(config)) == paper | {j for jobs in study.values() for j in jobs}
+    assert {j.max_rounds for j in all_jobs(config, "informative") if j.dataset == "mnist_scale"} <= {2, 3}
+
+
+def test_a_job_shared_across_studies_must_agree_in_both():
+    """Catches the settings check done within one study only: the same run record would serve two
+    settings, and which one ran would depend on the order of the experiments."""
+    config = load_config(REPO / "config.yaml")
+    config["experiments"]["table1_informative"]["datasets"].append("heart")
+    config["experiments"]["table1_informative"]["subsample"] = {"heart": 100}
+    with pytest.raises(ConfigError, match="heart at k = 10"):
+        expand_experiments(config)
 
 
 @pytest.mark.parametrize("profile", ["quick", "ci"])
