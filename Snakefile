@@ -26,5 +26,6 @@ rule all:
     input:
         TABLE_OUTPUTS,
         FIGURE_OUTPUTS,
+        PUBLISH_OUTPUTS,
         SEARCH_TABLES,
         STUDY_TABLES,

@@ -17,7 +17,7 @@ from alphaseed.gaussian import (
     sparse_rows,
     squared_norms,
 )
-from alphaseed.kernel import KernelMatrix, gram_bytes, memory_mb, resolve_mode
+from alphaseed.kernel import KernelMatrix, gram_bytes, memory_mb, resolve_mode, shared_dots
 from alphaseed.kernel_cache import cache_swap_columns, cache_swap_keys, get_q, new_cache
 from alphaseed.smo import solve
 
@@ -141,6 +141,31 @@ def test_integer_features_give_the_same_kernel_by_blas_and_one_dot_at_a_time(mon
     np.testing.assert_array_equal(
         kernel_cross_times(X[:50], sq[:50], X, sq, gamma, weights, use_blas=True),
         kernel_cross_times(X[:50], sq[:50], X, sq, gamma, weights, use_blas=False))
+
+
+@pytest.mark.parametrize("integers", [True, False])
+def test_gram_matrices_from_shared_dots_are_the_gram_matrices(monkeypatch, integers):
+    """A grid search builds every gamma's Gram matrix from one ``shared_dots``. Catches dots taken
+    from BLAS on data where it is inexact (the one-at-a-time sums differ in the last bit), and a
+    block of the shared dots sliced from column 0 instead of the block's diagonal."""
+    monkeypatch.setattr(gaussian, "DOT_BLOCK_BYTES", 8 * 300 * 64)  # blocks of 64 rows
+    rng = np.random.default_rng(11)
+    # Far from the origin, as raw features are: ||x||^2 + ||z||^2 - 2 x.z cancels, and a dot
+    # product's last bit shows in the float32 kernel value.
+    X = (rng.integers(0, 50, size=(300, 20)) if integers else 1e3 + rng.normal(size=(300, 20)))
+    dots = shared_dots(X.astype(float), "gram", memory_budget=1 << 30)
+    for gamma in (1e-2, 0.1):
+        np.testing.assert_array_equal(KernelMatrix(X, gamma, "gram", 1 << 30, dots=dots).gram,
+                                      KernelMatrix(X, gamma, "gram", 1 << 30).gram)
+
+
+def test_shared_dots_only_for_gram_matrices_that_fit_beside_them():
+    X = np.random.default_rng(12).normal(size=(100, 3))
+    assert shared_dots(X, "cache") is None
+    assert shared_dots(X, "auto", memory_budget=(512 << 20) + 12 * 100 * 100 - 1) is None
+    assert shared_dots(X, "auto", memory_budget=(512 << 20) + 12 * 100 * 100).shape == (100, 100)
+    with pytest.raises(SolverInputError, match="dots must be 100 x 100"):
+        KernelMatrix(X, 0.1, "gram", 1 << 30, dots=np.zeros((99, 99)))
 
 
 @pytest.mark.parametrize("mode", MODES)

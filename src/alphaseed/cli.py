@@ -1,5 +1,8 @@
 """The ``alphaseed`` command: ``alphaseed cv`` runs one cross-validation and writes its run
-record; ``alphaseed prepare`` fetches, verifies and converts named datasets.
+record (and its summary); ``alphaseed prepare`` fetches, verifies and converts named datasets;
+``alphaseed search`` runs a grid search; ``alphaseed kernel-facts`` measures how close a
+dataset's kernel is to the identity; ``alphaseed publish`` rebuilds the published reproduction
+from run summaries.
 
 Errors the user can fix (``AlphaseedError``) print one line and exit with status 2, as
 argparse does for bad arguments.
@@ -10,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import time
 from pathlib import Path
 
 from .errors import AlphaseedError, ConfigError
@@ -100,6 +104,9 @@ def _parser() -> argparse.ArgumentParser:
     cv.add_argument("--max-rounds", type=int, metavar="N",
                     help="run only the first N rounds and estimate the total time")
     cv.add_argument("--out", type=Path, required=True, metavar="FILE", help="run record (JSON)")
+    cv.add_argument("--summary", type=Path, metavar="FILE",
+                    help="also write the run's summary (the record without predictions, with the "
+                         "command's wall time) to FILE")
 
     search = commands.add_parser(
         "search", help="grid search over (C, gamma) by k-fold CV with alpha seeding",
@@ -117,6 +124,35 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--out", type=Path, required=True, metavar="FILE",
                         help="results (JSON); FILE.csv and FILE.png are written beside it")
 
+    facts = commands.add_parser(
+        "kernel-facts", help="how close a dataset's Gaussian kernel is to the identity (JSON)",
+        description="The largest and mean off-diagonal kernel value, duplicate pairs and the "
+                    "majority class share of a dataset with its gamma, for the published "
+                    "explanation of the paper's majority-class accuracies.")
+    _data_arguments(facts)
+    facts.add_argument("--gamma", type=float, help="kernel gamma (default: the dataset's config entry)")
+    facts.set_defaults(C=None)
+    facts.add_argument("--out", type=Path, required=True, metavar="FILE")
+
+    publish = commands.add_parser(
+        "publish", help="rebuild the published reproduction from run summaries",
+        description="Tables, figures, runs.csv, paper_vs_reproduced.md, provenance.md and "
+                    "README.md in --out, from the run summaries (or run records) under --from "
+                    "and the kernel facts in --kernel.")
+    publish.add_argument("--from", dest="runs", type=Path, default=Path("reproduction/runs"),
+                         metavar="DIR", help="{dataset}/k{k}/{variant}.json files "
+                                             "(default: reproduction/runs)")
+    publish.add_argument("--out", type=Path, default=Path("reproduction"), metavar="DIR",
+                         help="the published folder (default: reproduction)")
+    publish.add_argument("--kernel", type=Path, metavar="DIR",
+                         help="kernel facts {dataset}.json (default: OUT/kernel)")
+    publish.add_argument("--paper", type=Path,
+                         default=Path("workflow/resources/paper_results.csv"), metavar="CSV",
+                         help="the paper's numbers (default: workflow/resources/paper_results.csv)")
+    publish.add_argument("--readme", type=Path, metavar="FILE",
+                         help="also put Table 1, the leave-one-out figure and the links between the "
+                              "reproduction markers of FILE (the project's README.md)")
+
     prepare = commands.add_parser("prepare", help="fetch, verify and convert named datasets")
     prepare.add_argument("names", nargs="+", metavar="NAME")
     prepare.add_argument("--config", metavar="FILE", type=Path)
@@ -125,13 +161,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(_negative_values_attached(sys.argv[1:] if argv is None else argv))
+    commands = {"cv": _cv, "search": _search, "kernel-facts": _kernel_facts, "publish": _publish,
+                "prepare": _prepare}
     try:
-        if args.command == "cv":
-            _cv(args)
-        elif args.command == "search":
-            _search(args)
-        else:
-            _prepare(args)
+        commands[args.command](args)
     except AlphaseedError as error:
         print(f"alphaseed: error: {error}", file=sys.stderr)
         return 2
@@ -195,6 +228,7 @@ def _cv(args) -> None:
     from .provenance import collect_provenance
     from .records import build_run_record, write_run_record
 
+    start = time.perf_counter()
     X, y, name, C, gamma, config, seed, described, fingerprint = _load(args, need_C_gamma=True)
 
     def progress(h: int, rounds: int, iterations: int, elapsed: float) -> None:
@@ -208,6 +242,10 @@ def _cv(args) -> None:
     provenance = collect_provenance(described, fingerprint, result.started_utc, result.finished_utc)
     record = build_run_record(result, name, provenance, subsample=args.subsample)
     write_run_record(args.out, record)
+    if args.summary is not None:
+        from .summaries import summarise, write_summary
+
+        write_summary(args.summary, summarise(record, time.perf_counter() - start))
     estimated = " (estimated)" if result.estimated else ""
     print(f"{name} k={args.k} {args.method}: accuracy {result.accuracy:.2f}%, "
           f"{result.iterations} iterations, {result.seconds:.3f} s{estimated} -> {args.out}")
@@ -227,6 +265,25 @@ def _search(args) -> None:
           f"log2 C = {best['log2_C']:g}, log2 gamma = {best['log2_gamma']:g}, accuracy "
           f"{best['accuracy']:.2f}%, {written['total_iterations']} iterations, "
           f"{written['seconds']:.2f} s -> {args.out}")
+
+
+def _kernel_facts(args) -> None:
+    from .publish import kernel_facts, write_json
+
+    X, y, name, _, gamma, *_ = _load(args, need_C_gamma=False)
+    if gamma is None:
+        raise ConfigError("--data needs --gamma (no config entry gives it)")
+    facts = {"dataset": name, "subsample": args.subsample, **kernel_facts(X, y, gamma)}
+    write_json(args.out, facts)
+    print(f"{name}: largest off-diagonal kernel value {facts['largest_off_diagonal']:.3g} "
+          f"(gamma {gamma:g}, n {facts['n']}) -> {args.out}")
+
+
+def _publish(args) -> None:
+    from .publish import publish_folder
+
+    written = publish_folder(args.runs, args.out, args.paper, args.kernel, args.readme)
+    print(f"{len(written)} files -> {args.out}")
 
 
 if __name__ == "__main__":

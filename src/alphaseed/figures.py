@@ -17,7 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from .atomic import atomic_path
-from .records import read_run_record
+from .summaries import read_run
 from .tables import (
     DATASET_ORDER,
     METHOD_ORDER,
@@ -31,9 +31,9 @@ from .tables import (
 FORMATS = ("png", "pdf")
 
 
-def save(figure: Figure, out_dir: Path, stem: str) -> list[Path]:
+def save(figure: Figure, out_dir: Path, stem: str, formats=FORMATS) -> list[Path]:
     paths = []
-    for fmt in FORMATS:
+    for fmt in formats:
         path = out_dir / f"{stem}.{fmt}"
         with atomic_path(path) as tmp:
             figure.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight")
@@ -162,17 +162,19 @@ def speedup_vs_k_figure(frame: pd.DataFrame) -> Figure:
     return figure
 
 
-def write_figures(groups: dict[str, list], paper_path: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:
-    """Write loocv, iterations_per_round and speedup_vs_k (PNG and PDF) from the run records of each table kind."""
+def write_figures(groups: dict[str, list], paper_path: str | os.PathLike, out_dir: str | os.PathLike,
+                  formats=FORMATS) -> list[Path]:
+    """Write loocv, iterations_per_round and speedup_vs_k (PNG and PDF, or ``formats``) from the run records or
+    summaries of each table kind."""
     out_dir = Path(out_dir)
     paper = read_paper_results(paper_path)
     written = []
     if groups.get("loo"):
-        written += save(loocv_figure(comparison(load_runs(groups["loo"]), paper, "loo")), out_dir, "loocv")
+        written += save(loocv_figure(comparison(load_runs(groups["loo"]), paper, "loo")), out_dir, "loocv", formats)
     if groups.get("table1"):
-        records = [read_run_record(p) for p in groups["table1"]]
-        written += save(iterations_per_round_figure(records), out_dir, "iterations_per_round")
+        records = [read_run(p) for p in groups["table1"]]
+        written += save(iterations_per_round_figure(records), out_dir, "iterations_per_round", formats)
     if groups.get("table3"):
         written += save(speedup_vs_k_figure(comparison(load_runs(groups["table3"]), paper, "table3")), out_dir,
-                        "speedup_vs_k")
+                        "speedup_vs_k", formats)
     return written

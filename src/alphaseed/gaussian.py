@@ -197,11 +197,12 @@ def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, csr, every):
                 K[j, i] = K[i, j]
 
 
-def gram_matrix(X, sqnorm, gamma, use_blas: bool):
+def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None):
     """The full float32 kernel matrix in row blocks, each value computed once and mirrored.
 
     With ``use_blas`` (see ``blas_dots_are_exact``) a block's dot products come from one
-    matrix product; the values are the same either way.
+    matrix product; ``dots`` (``dot_matrix``), when given, holds all of them already, for
+    several gammas over the same data. The values are the same every way.
     """
     n = X.shape[0]
     K = np.empty((n, n), dtype=np.float32)
@@ -211,9 +212,33 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool):
     every = np.arange(n)
     for i0 in range(0, n, block):
         i1 = min(n, i0 + block)
-        dots = blas_dots(X[i0:i1], X[i0:]) if use_blas else no_dots
-        _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, use_blas, dense, every)
+        if dots is not None:
+            block_dots = np.ascontiguousarray(dots[i0:i1, i0:])
+        else:
+            block_dots = blas_dots(X[i0:i1], X[i0:]) if use_blas else no_dots
+        _gram_rows(K, X, sqnorm, gamma, i0, i1, block_dots, block_dots.size > 0, dense, every)
     return K
+
+
+@njit(cache=True, parallel=True)
+def _row_dots(D, X):
+    """D[i, j] = D[j, i] = row_dot(X, i, X, j): the dot products the Gram matrix would compute
+    one at a time."""
+    for i in prange(X.shape[0]):
+        for j in range(i, X.shape[0]):
+            D[i, j] = row_dot(X, i, X, j)
+            D[j, i] = D[i, j]
+
+
+def dot_matrix(X, use_blas: bool) -> np.ndarray:
+    """Every dot product x_i.x_j in float64, as ``gram_matrix`` computes them (by BLAS where
+    that is exact, else one at a time), so Gram matrices built from them are bit for bit
+    its own."""
+    if use_blas:
+        return blas_dots(X, X)
+    D = np.empty((X.shape[0], X.shape[0]))
+    _row_dots(D, X)
+    return D
 
 
 @njit(cache=True, parallel=True)

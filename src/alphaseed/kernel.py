@@ -29,6 +29,7 @@ from .errors import SolverInputError
 from .gaussian import (  # noqa: F401  (re-exported: the kernel's public face)
     blas_dots_are_exact,
     dense_features,
+    dot_matrix,
     gathered_times,
     gram_matrix,
     kernel_block,
@@ -82,15 +83,30 @@ def memory_mb(n: int, dim: int, mode: str, cache_mb: float = 100.0,
     return int((features + kernel + WORKING_BYTES) / 2**20 + cache_mb)
 
 
+def shared_dots(X, mode: str, memory_budget: int | None = None) -> np.ndarray | None:
+    """X's dot products, computed once for the Gram matrices of several gammas (a grid search),
+    or None where each kernel is better off computing its own: when it would not be a Gram
+    matrix, or the n x n float64 dot products beside one Gram matrix exceed the memory budget.
+    """
+    X = dense_features(X)
+    n = X.shape[0]
+    budget = default_memory_budget() if memory_budget is None else int(memory_budget)
+    if resolve_mode(mode, n, budget) != "gram" or 8 * n * n + gram_bytes(n) + WORKING_BYTES > budget:
+        return None
+    return dot_matrix(X, blas_dots_are_exact(X))
+
+
 class KernelMatrix:
     """Kernel values over one dataset, addressed by global instance index.
 
     ``block(rows, cols)`` returns the float32 matrix K[rows][:, cols]. The solver reads ``X``,
     ``sqnorm``, ``gamma`` and ``source`` (where its row cache gets missing rows, with
-    ``sparse_rows``: X's non-zeros when rows are computed sparse) directly in its compiled loop. ``seconds`` is the time spent building the kernel (the Gram matrix).
+    ``sparse_rows``: X's non-zeros when rows are computed sparse) directly in its compiled loop. ``seconds`` is the time spent building the kernel (the Gram matrix). ``dots``
+    (``shared_dots``) lets a Gram matrix skip computing X's dot products.
     """
 
-    def __init__(self, X, gamma: float, mode: str = "cache", memory_budget: int | None = None):
+    def __init__(self, X, gamma: float, mode: str = "cache", memory_budget: int | None = None,
+                 dots: np.ndarray | None = None):
         if not np.isfinite(gamma) or gamma <= 0:
             raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
         self.X = dense_features(X)
@@ -103,7 +119,9 @@ class KernelMatrix:
         start = time.perf_counter()
         self.gram = None
         if self.mode == "gram":
-            self.gram = gram_matrix(self.X, self.sqnorm, self.gamma, self.blas_dots)
+            if dots is not None and dots.shape != (self.n, self.n):
+                raise SolverInputError(f"dots must be {self.n} x {self.n}, got {dots.shape}")
+            self.gram = gram_matrix(self.X, self.sqnorm, self.gamma, self.blas_dots, dots)
             self.source = gram_source(self.gram)
         elif self.mode == "shared":
             self.source = shared_source(self.n, max(0, budget - WORKING_BYTES), self.sparse_rows)

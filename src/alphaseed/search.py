@@ -28,8 +28,9 @@ along the splits only) and, dropped, raising the alphas at the old bound to the 
 Every seed is feasible and SMO stops at the same tolerance, so each point's CV accuracy is the
 cold search's up to which of several eps-optimal solutions a round ends at (identical on the
 tests' data; the README gives the count of differing points on larger grids). Per gamma, the
-kernel is built from the data again (about 0.2 s on the Adult 2,000-sample, 7 % of a seeded
-6 x 6 search); squared distances shared by all gammas are not implemented.
+kernel is a Gram matrix (kernel mode ``auto`` where it fits), and a sequential search
+(``n_jobs`` 1) computes X's dot products once for all gammas (``kernel.shared_dots``) when
+they fit the memory budget beside one Gram matrix: each gamma then only exponentiates.
 """
 
 from __future__ import annotations
@@ -94,8 +95,10 @@ def optimality_gap(alpha, gradient, y, C) -> float:
 
 def search_column(X, y, gamma, Cs, splits, method: str, kernel_mode: str = "auto",
                   eps: float = 1e-3, cache_mb: float = 200.0, shrinking: bool = True,
-                  c_seed: str = C_SEED, progress=None) -> dict[float, PointResult]:
+                  c_seed: str = C_SEED, progress=None, dots=None) -> dict[float, PointResult]:
     """Cross-validate every C of ``Cs`` at one gamma on ``splits``; labels ``y`` are +-1.
+
+    ``dots`` (``kernel.shared_dots``) are X's dot products, shared by the columns of a search.
 
     ``gamma`` is a number or ``"scale"``, which scikit-learn resolves on each training set: a
     split whose gamma differs from the previous split's gets its own kernel and is not seeded
@@ -119,7 +122,7 @@ def search_column(X, y, gamma, Cs, splits, method: str, kernel_mode: str = "auto
     for h, (train, test) in enumerate(splits):
         gamma_h = resolve_gamma(gamma, X[train])
         if kernel is None or kernel.gamma != gamma_h:
-            kernel = KernelMatrix(X, gamma_h, mode=kernel_mode)
+            kernel = KernelMatrix(X, gamma_h, mode=kernel_mode, dots=dots)
             previous = {}
         current: dict = {}
         for j, C in enumerate(Cs):
@@ -188,6 +191,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
     def fit(self, X, y):
         from tqdm.auto import tqdm
 
+        from .kernel import shared_dots
+
         if not isinstance(self.estimator, SVC):
             raise TypeError(f"estimator must be an alphaseed.SVC, got {type(self.estimator).__name__}")
         if self.method not in SEARCH_METHODS:
@@ -208,8 +213,11 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         with tqdm(total=sum(len(Cs) for _, Cs in jobs) * len(splits), unit="fit",
                   desc=f"grid search ({self.method})", disable=not self.verbose) as bar:
             if self.n_jobs in (None, 1):
+                # One pass over the data for every gamma: each column's Gram matrix is built
+                # from the same dot products.
+                dots = shared_dots(X, options["kernel_mode"]) if len(jobs) > 1 else None
                 outcomes = [search_column(X, y_signed, gamma, Cs, splits, progress=bar.update,
-                                          **options) for gamma, Cs in jobs]
+                                          dots=dots, **options) for gamma, Cs in jobs]
             else:
                 # Fresh processes: forking a process whose Numba threads are running is unsafe.
                 with ProcessPoolExecutor(max_workers=_workers(self.n_jobs),

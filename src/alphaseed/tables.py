@@ -21,7 +21,7 @@ from .atomic import atomic_path
 from .cv import PAPER_KERNEL_MODE
 from .errors import AlphaseedError
 from .experiments import PAPER_STUDY, TABLE_KINDS
-from .records import read_run_record
+from .summaries import read_run
 
 ESTIMATED = "\u2020"  # dagger: time extrapolated from the first max_rounds rounds
 CAP_HIT = "\u2021"  # double dagger: at least one round stopped at the solver's iteration cap
@@ -133,7 +133,7 @@ RUN_COLUMNS = [
 
 
 def record_row(record: dict) -> dict:
-    """The summary of one run record as a flat row of the runs frame."""
+    """One run (its record or its summary, ``alphaseed.summaries``) as a flat row of the runs frame."""
     summary, params, seconds = record["summary"], record["params"], record["summary"]["seconds"]
     kernel_mode = None if record["method"] == "libsvm" else record.get("kernel_mode")
     # Shares of the training instances over the rounds run: with K (nearly) the identity every
@@ -173,7 +173,8 @@ def record_row(record: dict) -> dict:
 
 
 def load_runs(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
-    return pd.DataFrame([record_row(read_run_record(p)) for p in paths], columns=RUN_COLUMNS)
+    """The runs frame of run records or run summaries (they give the same rows)."""
+    return pd.DataFrame([record_row(read_run(p)) for p in paths], columns=RUN_COLUMNS)
 
 
 # ---------------------------------------------------------------- comparison frames
@@ -548,13 +549,14 @@ def study_names(study: str) -> dict[str, str]:
 
 
 def write_tables(groups: dict[str, list], paper_path: str | os.PathLike, out_dir: str | os.PathLike,
-                 study: str = PAPER_STUDY) -> list[Path]:
-    """Write table1/2/3, loocv (CSV, Markdown, LaTeX, HTML) and paper_vs_reproduced (Markdown, HTML).
+                 formats=TABLE_FORMATS, with_comparison: bool = True, study: str = PAPER_STUDY) -> list[Path]:
+    """Write table1/2/3, loocv (CSV, Markdown, LaTeX, HTML, or ``formats``) and paper_vs_reproduced (Markdown,
+    HTML) unless not ``with_comparison``.
 
-    ``groups`` maps a table kind (``table1``, ``table3``, ``loo``) to the run record paths of the
-    experiments that feed it. Table 2 describes the datasets of Table 1's runs. A ``study`` other
-    than the paper's writes the same tables under the names of ``study_names`` (``table1_{study}``,
-    ..., ``speedups_{study}``), so that its runs never mix into the paper's rows.
+    ``groups`` maps a table kind (``table1``, ``table3``, ``loo``) to the run record (or summary) paths of the
+    experiments that feed it. Table 2 describes the datasets of Table 1's runs. A ``study`` other than the
+    paper's writes the same tables under the names of ``study_names`` (``table1_{study}``, ...,
+    ``speedups_{study}``), so that its runs never mix into the paper's rows.
     """
     if not groups.get("table1"):
         raise AlphaseedError("Table 1 needs at least one run record: add a table1 experiment to the config")
@@ -574,11 +576,17 @@ def write_tables(groups: dict[str, list], paper_path: str | os.PathLike, out_dir
     outputs = {names[name]: output for name, output in outputs.items()}
     written = []
     for name, (frame, wide, caption) in outputs.items():
-        write_csv(out_dir / f"{name}.csv", frame)
-        write_text(out_dir / f"{name}.md", to_markdown(wide, caption))
-        write_text(out_dir / f"{name}.tex", to_latex(wide, caption, f"tbl:{name}"))
-        write_text(out_dir / f"{name}.html", document_html(name, [caption], [("", wide)]))
-        written += [out_dir / f"{name}.{ext}" for ext in TABLE_FORMATS]
+        renderings = {
+            "csv": lambda path: write_csv(path, frame),
+            "md": lambda path: write_text(path, to_markdown(wide, caption)),
+            "tex": lambda path: write_text(path, to_latex(wide, caption, f"tbl:{name}")),
+            "html": lambda path: write_text(path, document_html(name, [caption], [("", wide)])),
+        }
+        for ext in formats:
+            renderings[ext](out_dir / f"{name}.{ext}")
+            written.append(out_dir / f"{name}.{ext}")
+    if not with_comparison:
+        return written
     notes, sections = comparison_document(frames, datasets)
     title = "Paper vs this run" if study == PAPER_STUDY else f"Beyond the paper, study {study}: figures and speedups"
     for ext, render in (("md", document_markdown), ("html", document_html)):

@@ -10,6 +10,8 @@ from alphaseed.experiments import (
 )
 
 RESULTS = str(results_root(config))
+# Run summaries, kernel facts and the published folder: what a resumed run starts from.
+PUBLISHED = config.get("publish_dir") or f"{RESULTS}/published"
 JOBS = {(job.dataset, job.k, job.stem): job for job in all_jobs(config)}
 TABLE_JOBS = expand_experiments(config)
 KINDS = [kind for kind, jobs in TABLE_JOBS.items() if jobs]
@@ -37,8 +39,38 @@ FIGURE_OUTPUTS = [
 ]
 
 
-def run_records(kind):
-    return [str(job.record_path(f"{RESULTS}/runs")) for job in TABLE_JOBS[kind]]
+def run_summaries(kind):
+    """The summaries of a table kind's jobs: the tables read these, never the full run records."""
+    return [str(job.record_path(f"{PUBLISHED}/runs")) for job in TABLE_JOBS[kind]]
+
+
+def dataset_unless_done(output):
+    """Input function: the job's processed dataset (ancient), except when its ``output`` exists
+    and the dataset does not.
+
+    A clone holding the published summaries but no data must not plan their jobs again, and
+    Snakemake reruns a job whose input is missing but producible (``ancient`` helps only once the
+    file exists). Where the dataset exists it stays the input, so a finished job's recorded inputs
+    never change.
+    """
+
+    def dataset(wildcards):
+        path = f"{DATA_DIR}/processed/{wildcards.dataset}.npz"
+        done = Path(output.format(**wildcards)).exists()
+        return [] if done and not Path(path).exists() else ancient(path)
+
+    return dataset
+
+
+def kernel_facts_arguments(wildcards, output):
+    """``alphaseed kernel-facts`` on the data of the dataset's Table 1 runs (its subsample, if any)."""
+    job = next(job for job in TABLE_JOBS["table1"] if job.dataset == wildcards.dataset)
+    gamma = config["datasets"][job.dataset]["gamma"]
+    arguments = ["kernel-facts", "--dataset", job.dataset, "--gamma", str(gamma)]
+    arguments += ["--seed", str(config["seed"]), "--out", output[0]]
+    if job.subsample is not None:
+        arguments += ["--subsample", str(job.subsample)]
+    return arguments
 
 
 def job_of(wildcards):

@@ -1,4 +1,8 @@
 # One cross-validation job per (dataset, k, method, kernel mode) of the config's experiments.
+# Its declared output is the run summary in PUBLISHED, which a clone carries over to the next
+# machine; the full run record (with the predictions) is a side product under RESULTS. So a
+# clone with the summaries but no results/ plans only the jobs whose summaries are missing: a
+# finished job does not wait for its dataset (dataset_unless_done), and no rule reads the records.
 
 
 wildcard_constraints:
@@ -8,9 +12,9 @@ wildcard_constraints:
 
 rule cv:
     input:
-        f"{DATA_DIR}/processed/{{dataset}}.npz",
+        dataset_unless_done(f"{PUBLISHED}/runs/{{dataset}}/k{{k}}/{{variant}}.json"),
     output:
-        f"{RESULTS}/runs/{{dataset}}/k{{k}}/{{variant}}.json",
+        f"{PUBLISHED}/runs/{{dataset}}/k{{k}}/{{variant}}.json",
     log:
         f"{RESULTS}/logs/cv/{{dataset}}/k{{k}}/{{variant}}.log",
     benchmark:
@@ -22,5 +26,6 @@ rule cv:
         mem_mb=cv_mem_mb,
     params:
         arguments=cv_arguments,
+        record=f"{RESULTS}/runs/{{dataset}}/k{{k}}/{{variant}}.json",
     script:
         "../scripts/cross_validate.py"

@@ -1,5 +1,6 @@
 # Studies beyond the paper (experiments whose study is not "paper"): the same tables under each
-# study's own names (tables/table1_{study}, ...), beside the paper's and never mixed into its rows.
+# study's own names (tables/table1_{study}, ...), beside the paper's and never mixed into its rows,
+# in RESULTS/tables and in the published folder (md, csv, tex), from the run summaries.
 from alphaseed.experiments import PAPER_STUDY, studies
 from alphaseed.tables import TABLE_FORMATS, study_names
 
@@ -10,21 +11,25 @@ STUDY_KIND_TABLES = {
 }
 STUDY_RECORDS = {
     study: {
-        kind: [str(job.record_path(f"{RESULTS}/runs")) for job in jobs]
+        kind: [str(job.record_path(f"{PUBLISHED}/runs")) for job in jobs]
         for kind, jobs in expand_experiments(config, study).items()
         if jobs
     }
     for study in studies(config)
     if study != PAPER_STUDY
 }
+PUBLISHED_STUDY_FORMATS = ("md", "csv", "tex")
+STUDY_FOLDERS = [(RESULTS, TABLE_FORMATS), (PUBLISHED, PUBLISHED_STUDY_FORMATS)]
 STUDY_TABLES = [
-    f"{RESULTS}/tables/{study_names(study)[name]}.{ext}"
+    f"{folder}/tables/{study_names(study)[name]}.{ext}"
+    for folder, formats in STUDY_FOLDERS
     for study, kinds in STUDY_RECORDS.items()
     for kind in kinds
     for name in STUDY_KIND_TABLES[kind]
-    for ext in TABLE_FORMATS
+    for ext in formats
 ] + [
-    f"{RESULTS}/tables/{study_names(study)['comparison']}.{ext}"
+    f"{folder}/tables/{study_names(study)['comparison']}.{ext}"
+    for folder, _ in STUDY_FOLDERS
     for study in STUDY_RECORDS
     for ext in ("md", "html")
 ]
@@ -61,5 +66,6 @@ rule study_tables:
     threads: 1
     params:
         records=STUDY_RECORDS,
+        folders=STUDY_FOLDERS,
     script:
         "../scripts/study_tables.py"

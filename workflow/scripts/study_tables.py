@@ -5,8 +5,8 @@ from pathlib import Path
 
 from alphaseed.tables import write_tables
 
-out_dir = Path(snakemake.output[0]).parent
 with open(snakemake.log[0], "w") as log, redirect_stdout(log), redirect_stderr(log):
     for study, groups in snakemake.params.records.items():
-        written = write_tables(groups, snakemake.input.paper, out_dir, study)
-        print("\n".join(map(str, written)))
+        for folder, formats in snakemake.params.folders:
+            written = write_tables(groups, snakemake.input.paper, Path(folder, "tables"), formats, study=study)
+            print("\n".join(map(str, written)))

@@ -1,0 +1,474 @@
+"""The published reproduction: a tracked folder rebuilt from run summaries alone.
+
+A full-size run outlasts the machine it starts on, so each job commits its run summary
+(``alphaseed.summaries``) to ``<folder>/runs/{dataset}/k{k}/{variant}.json`` as it lands, and
+publishing reads nothing else: the tables (Markdown, CSV, LaTeX) beside the paper's, the
+figures (PNG), ``runs.csv``, ``paper_vs_reproduced.md``, ``provenance.md`` and a ``README.md``
+to link from the project's README. Every deviation from the paper is explained there with
+numbers computed here from the summaries and from ``<folder>/kernel/{dataset}.json``, the
+kernel facts of each dataset (``kernel_facts``: how far the Gaussian kernel with the config's
+gamma is from the identity).
+
+Which table a run feeds is read from the runs themselves, as the paper lays its tables out:
+leave-one-out runs feed the leave-one-out table, k = 10 runs Table 1, and every k-fold run of a
+method that ran at more than one k Table 3.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import figures, tables
+from .atomic import atomic_path
+from .errors import AlphaseedError
+from .gaussian import blas_dots, dense_features, squared_norms
+from .summaries import read_run
+
+TABLE1_K = "10"
+TABLE_FORMATS = ("md", "csv", "tex")
+FIGURE_FORMATS = ("png",)
+# Rows of the kernel computed at a time (rows x n float64 values) when looking for the nearest pair.
+KERNEL_BLOCK_ROWS = 1024
+# An iteration count differs from the paper's when the two ratios to LibSVM differ by more than this.
+ITERATION_TOLERANCE = 0.10
+# ATO, MIR and SIR start cold in round 1; AVG and TOP seed every round from the full model.
+FIRST_SEEDED_ROUND = {"ato": 2, "mir": 2, "sir": 2, "avg": 1, "top": 1}
+
+
+class PublishError(AlphaseedError, ValueError):
+    """The folder to publish from is missing, empty or holds a file that is not a run."""
+
+
+# ---------------------------------------------------------------- kernel facts
+
+
+def kernel_facts(X, y, gamma: float) -> dict:
+    """How close the Gaussian kernel of (X, gamma) is to the identity matrix.
+
+    The largest off-diagonal value is exp(-gamma * d2) of the nearest pair of distinct indices,
+    stored in float32 as the solver stores it (0 when the nearest pair is too far for float32);
+    distances are ||x||^2 + ||z||^2 - 2 x.z in float64, as in the solver.
+    """
+    X = dense_features(X)
+    sqnorm = squared_norms(X)
+    n = X.shape[0]
+    nearest, total, duplicates = np.inf, 0.0, 0
+    for start in range(0, n, KERNEL_BLOCK_ROWS):
+        rows = np.arange(start, min(n, start + KERNEL_BLOCK_ROWS))
+        d2 = np.maximum(sqnorm[rows, None] + sqnorm[None, :] - 2.0 * blas_dots(X[rows], X), 0.0)
+        d2[np.arange(rows.size), rows] = np.inf
+        nearest = min(nearest, float(d2.min()))
+        duplicates += int(np.count_nonzero(d2 == 0.0))
+        total += float(np.exp(-gamma * d2).astype(np.float32).sum(dtype=np.float64))
+    labels, counts = np.unique(np.asarray(y), return_counts=True)
+    return {
+        "n": int(n),
+        "gamma": float(gamma),
+        "nearest_squared_distance": nearest,
+        "largest_off_diagonal": float(np.float32(np.exp(-gamma * nearest))),
+        "mean_off_diagonal": total / max(n * (n - 1), 1),
+        "duplicate_pairs": duplicates // 2,
+        "majority_share": float(counts.max() / n) if n else 0.0,
+        "majority_label": int(labels[counts.argmax()]) if n else 0,
+    }
+
+
+def write_json(path: str | os.PathLike, content: dict) -> None:
+    with atomic_path(path) as temporary:
+        temporary.write_text(json.dumps(content, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+
+
+def read_kernel_facts(folder: Path) -> dict[str, dict]:
+    if not folder.is_dir():
+        return {}
+    facts = {}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            facts[path.stem] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            raise PublishError(f"kernel facts {path} are unreadable: {error}") from None
+    return facts
+
+
+# ---------------------------------------------------------------- the runs
+
+
+def find_runs(folder: str | os.PathLike) -> list[Path]:
+    """The run files {dataset}/k{k}/{variant}.json under ``folder``; an error when there are none."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise PublishError(f"no folder of run summaries at {folder}")
+    paths = sorted(folder.glob("*/k*/*.json"))
+    if not paths:
+        raise PublishError(f"{folder} holds no run summaries ({{dataset}}/k{{k}}/{{variant}}.json)")
+    return paths
+
+
+def read_runs(paths: list[Path]) -> list[dict]:
+    """Every run, each file checked against the place it sits in (a misplaced file is refused).
+
+    The file name has the kernel mode asked for, the run the one used (``auto`` resolves to
+    ``gram`` or ``shared``), so only the method of the name is checked.
+    """
+    runs = []
+    for path in paths:
+        run = read_run(path)
+        where = (path.parent.parent.name, path.parent.name, path.stem.partition("-")[0])
+        found = (run["dataset"], f"k{tables.k_key(run['k'])}", run["method"])
+        if where != found:
+            raise PublishError(f"{path} holds the run of {'/'.join(found)}: it is misplaced or renamed")
+        runs.append(run)
+    return runs
+
+
+def group_runs(paths: list[Path], runs: list[dict]) -> dict[str, list[Path]]:
+    """Paths per table kind, laid out as the paper's tables (see the module's docstring)."""
+    rows = [tables.record_row(run) for run in runs]
+    ks_of: dict[tuple, set] = {}
+    for row in rows:
+        if row["k"] != "loo":
+            ks_of.setdefault((row["dataset"], row["label"]), set()).add(row["k"])
+    groups: dict[str, list[Path]] = {"table1": [], "table3": [], "loo": []}
+    for path, row in zip(paths, rows):
+        if row["k"] == "loo":
+            groups["loo"].append(path)
+            continue
+        if row["k"] == TABLE1_K:
+            groups["table1"].append(path)
+        if len(ks_of[(row["dataset"], row["label"])]) > 1:
+            groups["table3"].append(path)
+    if not groups["table1"]:
+        raise PublishError(f"no k = {TABLE1_K} run among the summaries: Table 1 cannot be built yet")
+    return {kind: group for kind, group in groups.items() if group}
+
+
+def runs_frame(runs: list[dict]) -> pd.DataFrame:
+    """One row per run: the tables' row, plus the job, its provenance and kernel work."""
+    rows = []
+    for run in runs:
+        provenance, kernel = run["provenance"], run["kernel"] or {}
+        seeded = [r for r in run["rounds"] if r["round"] >= FIRST_SEEDED_ROUND.get(run["method"], np.inf)]
+        rows.append({
+            **tables.record_row(run),
+            "wall_seconds": run["job"]["wall_seconds"],
+            "seconds_gradient_init_seeded": sum(r["seconds"]["gradient_init"] for r in seeded),
+            "seconds_rounds_seeded": sum(sum(r["seconds"].values()) for r in seeded),
+            "seeded_rounds": len(seeded),
+            "carried_rounds": kernel.get("carried", 0),
+            # the carry's values outside the round's cache are not among the cache's values_computed
+            "kernel_values_computed": (kernel.get("values_computed", 0) + kernel.get("carry_values_outside", 0)
+                                       if kernel else None),
+            # the gradient's start in every round: the carry where it ran, else LibSVM's initialisation
+            "kernel_values_gradient": (kernel.get("init_values", 0) + kernel.get("carry_values_outside", 0)
+                                       if kernel else None),
+            "sv_share": _mean([r["n_sv"] / r["train_size"] for r in run["rounds"]]),
+            "bounded_sv_share": _mean([r["n_bounded_sv"] / r["train_size"] for r in run["rounds"]]),
+            "iterations_round1": run["rounds"][0]["iterations"] if run["rounds"] else None,
+            "predicted_positive": run["predicted"]["1"],
+            "predicted_negative": run["predicted"]["-1"],
+            "git_commit": provenance.get("git_commit"),
+            "git_dirty": provenance.get("git_dirty"),
+            "hostname": provenance.get("hostname"),
+            "started_utc": provenance.get("started_utc"),
+            "finished_utc": provenance.get("finished_utc"),
+            "folds_sha256": run["folds_sha256"],
+        })
+    return pd.DataFrame(rows)
+
+
+def _mean(values: list[float]) -> float:
+    return float(np.mean(values)) if values else float("nan")
+
+
+# ---------------------------------------------------------------- deviations, measured
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    return frame.to_markdown(index=False, disable_numparse=True) if len(frame) else "(none)"
+
+
+def identity_kernel_section(runs: pd.DataFrame, facts: dict[str, dict]) -> list[str]:
+    """Why an accuracy equals the majority class: K close to I, every instance a support vector, one class predicted."""
+    table1 = runs[(runs["k"] == TABLE1_K) & (runs["method"] == "libsvm")].set_index("dataset")
+    rows = []
+    for dataset in tables._order(runs["dataset"], tables.DATASET_ORDER):
+        fact = facts.get(dataset)
+        run = table1.loc[dataset] if dataset in table1.index else None
+        predicted = None if run is None else max(run["predicted_positive"], run["predicted_negative"]) / max(
+            run["predicted_positive"] + run["predicted_negative"], 1)
+        rows.append({
+            "dataset": dataset,
+            "n (kernel facts)": tables.format_count(fact["n"]) if fact else tables.NOT_AVAILABLE,
+            "gamma": tables.format_number(fact["gamma"]) if fact else tables.NOT_AVAILABLE,
+            "largest off-diagonal K": f"{fact['largest_off_diagonal']:.3g}" if fact else tables.NOT_AVAILABLE,
+            "mean off-diagonal K": f"{fact['mean_off_diagonal']:.3g}" if fact else tables.NOT_AVAILABLE,
+            "duplicate pairs": tables.format_count(fact["duplicate_pairs"]) if fact else tables.NOT_AVAILABLE,
+            "SVs / training set (LibSVM, k = 10)": _percent(None if run is None else run["sv_share"]),
+            "bounded SVs / training set": _percent(None if run is None else run["bounded_sv_share"]),
+            "predictions in the larger class": _percent(predicted),
+            "majority class": _percent(fact["majority_share"] if fact else None),
+            "accuracy (this run)": _percent(None if run is None else run["accuracy"] / 100),
+        })
+    missing = sorted(set(runs["dataset"]) - set(facts))
+    text = [
+        "## Where the kernel is (nearly) the identity",
+        "",
+        "With the paper's gamma on raw features, the Gaussian kernel of a dataset whose instances are far apart is "
+        "close to the identity matrix: every instance becomes a support vector, the decision value of a test "
+        "instance is the bias alone, and every test instance falls in one class, so the accuracy is the share of "
+        "the majority class. The kernel facts are computed on the data the runs used (after any subsample) with "
+        "the config's gamma, in float32 as the solver stores K; the shares come from this run's LibSVM runs at "
+        "k = 10 (mean over rounds).",
+        "",
+        _markdown(pd.DataFrame(rows)),
+        "",
+    ]
+    if missing:
+        text += [f"No kernel facts for {', '.join(missing)} (run `alphaseed kernel-facts`).", ""]
+    return text
+
+
+def _percent(value) -> str:
+    return tables.NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{100 * value:.2f} %"
+
+
+def iterations_section(frame: pd.DataFrame) -> list[str]:
+    """Iterations beside the paper's, relative to LibSVM's on the same data, where the two disagree."""
+    frame = frame[frame["kernel_mode"].isna() | (frame["kernel_mode"] == "cache")]
+    libsvm = frame[frame["method"] == "libsvm"].set_index("dataset")
+    rows = []
+    for _, row in frame.dropna(subset=["paper_iterations", "iterations"]).iterrows():
+        if row["dataset"] not in libsvm.index:
+            continue
+        base = libsvm.loc[row["dataset"]]
+        ours, theirs = row["iterations"] / base["iterations"], row["paper_iterations"] / base["paper_iterations"]
+        rows.append({
+            "dataset": row["dataset"], "method": row["label"],
+            "iterations (paper)": tables.format_count(row["paper_iterations"]),
+            "iterations (this run)": tables.format_count(row["iterations"]),
+            "this run / paper": f"{row['iterations'] / row['paper_iterations']:.3f}",
+            "/ LibSVM (paper)": f"{theirs:.3f}", "/ LibSVM (this run)": f"{ours:.3f}",
+            "round 1 (cold) iterations": tables.format_count(row["iterations_round1"]),
+            "differs": "yes" if abs(ours / theirs - 1) > ITERATION_TOLERANCE else "",
+            "_gap": abs(np.log(ours / theirs)),
+        })
+    table = pd.DataFrame(rows)
+    differing = table[table["differs"] == "yes"] if len(table) else table
+    subsampled = frame.dropna(subset=["subsample"])["dataset"].unique()
+    lines = [
+        "## Iterations beside the paper's (Table 1, k = 10)",
+        "",
+        "LibSVM's own iteration count on the same data is the yardstick: the ratio method / LibSVM is compared with "
+        "the paper's, so a different fold assignment or sample moves both. A row differs when the two ratios are "
+        f"more than {ITERATION_TOLERANCE:.0%} apart; {len(differing)} of {len(table)} rows do. Round 1 of ATO, MIR "
+        "and SIR is a cold start, so its iterations bound how much a seeder can save over k rounds.",
+        "",
+    ]
+    if len(subsampled):
+        lines += [f"Runs on stratified subsamples ({', '.join(subsampled)}): their absolute counts do not compare "
+                  "with the paper's full-size ones; the ratios to LibSVM do, roughly.", ""]
+    ordered = table.sort_values("_gap", ascending=False).drop(columns="_gap") if len(table) else table
+    return lines + [_markdown(ordered), ""]
+
+
+def carry_section(runs: pd.DataFrame) -> list[str]:
+    """The gradient carry-over's share of the seeded rounds' time, per seeded run in the paper's kernel mode."""
+    seeded = runs[(runs["seeded_rounds"] > 0) & (runs["kernel_mode"] == "cache")]
+    rows = [{
+        "dataset": row["dataset"], "k": row["k"], "method": row["label"],
+        "seeded rounds": f"{row['seeded_rounds']}", "carried": f"{row['carried_rounds']}",
+        "gradient start s": tables.format_seconds(row["seconds_gradient_init_seeded"]),
+        "share of the seeded rounds' time": _percent(
+            row["seconds_gradient_init_seeded"] / row["seconds_rounds_seeded"] if row["seconds_rounds_seeded"]
+            else None),
+        "kernel values for the gradient": tables.format_count(row["kernel_values_gradient"]),
+        "kernel values in all": tables.format_count(row["kernel_values_computed"]),
+    } for _, row in seeded.iterrows()]
+    return [
+        "## What the gradient carry-over costs",
+        "",
+        tables.CARRY_NOTE,
+        "The table gives, for every seeded run in the paper's kernel mode, how many seeded rounds carried the "
+        "gradient (G' = G + Q delta-alpha; the others computed it from the seed, as LibSVM's warm start does), the "
+        "time the seeded rounds spent starting the gradient and its share of their time, and the kernel values "
+        "computed for the gradient's start (all rounds) among all the run computed. Computing the gradient anew "
+        "from the seed takes one kernel row per non-zero alpha of the seed: on a dataset where every instance is "
+        "a support vector, the whole matrix in every round.",
+        "",
+        _markdown(pd.DataFrame(rows)),
+        "",
+    ]
+
+
+def estimates_section(runs: pd.DataFrame) -> list[str]:
+    """Every estimated run and every run with a capped round, with the rounds measured."""
+    flagged = runs[runs["estimated"] | runs["iteration_cap_hit"]]
+    rows = [{
+        "table": row["tables"], "dataset": row["dataset"], "k": row["k"], "method": row["label"],
+        "rounds measured": f"{row['rounds_run']} of {row['rounds_total']}",
+        "estimated": tables.ESTIMATED if row["estimated"] else "",
+        "rounds at the iteration cap": f"{row['rounds_capped']}" if row["rounds_capped"] else "",
+    } for _, row in flagged.iterrows()]
+    return [
+        "## Estimated rows and capped rounds",
+        "",
+        tables.ESTIMATE_NOTE,
+        "",
+        f"{int(runs['estimated'].sum())} of {len(runs)} runs are estimated; "
+        f"{int(runs['iteration_cap_hit'].sum())} hit the iteration cap in some round.",
+        "",
+        _markdown(pd.DataFrame(rows)),
+        "",
+    ]
+
+
+# ---------------------------------------------------------------- the documents
+
+
+def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
+    commits = runs.groupby(["git_commit", "git_dirty"], dropna=False).size()
+    libraries = {key: sorted({str(s["provenance"].get(key)) for s in summaries})
+                 for key in ("python", "numpy", "scipy", "numba", "libsvm", "sklearn")}
+    walls = runs["wall_seconds"].dropna()
+    jobs = runs.sort_values("finished_utc")[
+        ["dataset", "k", "label", "wall_seconds", "seconds_measured_total", "rounds_run", "rounds_total", "threads",
+         "hostname", "git_commit", "finished_utc"]].copy()
+    jobs["git_commit"] = jobs["git_commit"].str[:10]
+    jobs["wall_seconds"] = jobs["wall_seconds"].map(lambda v: tables.NOT_AVAILABLE if pd.isna(v) else f"{v:.1f}")
+    jobs["seconds_measured_total"] = jobs["seconds_measured_total"].map(tables.format_seconds)
+    lines = [
+        "# Provenance of the published runs",
+        "",
+        f"- runs: {len(runs)}, finished between {runs['started_utc'].min()} and {runs['finished_utc'].max()} (UTC)",
+        "- commits: " + "; ".join(f"{commit} ({'dirty' if dirty else 'clean'}): {count} run(s)"
+                                  for (commit, dirty), count in commits.items()),
+        "- CPUs: " + "; ".join(sorted(runs["cpu"].dropna().unique())),
+        "- hosts: " + "; ".join(sorted(runs["hostname"].dropna().unique())),
+        "- threads per job: " + ", ".join(str(int(t)) for t in sorted(runs["threads"].dropna().unique())),
+        "- libraries: " + "; ".join(f"{key} {', '.join(values)}" for key, values in libraries.items()),
+        f"- wall time of the jobs: {walls.sum():,.0f} s summed over {len(walls)} job(s) that recorded it "
+        f"({walls.sum() / 3600:.2f} h)",
+        "",
+        "## Wall time per job",
+        "",
+        "Wall time is the whole job (loading, compilation, writing); measured seconds are the cross-validation's "
+        "own rounds.",
+        "",
+        _markdown(jobs.rename(columns={"label": "method", "seconds_measured_total": "measured s",
+                                       "wall_seconds": "wall s"})),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+README_BEGIN = "<!-- reproduction: begin (written by alphaseed publish --readme) -->"
+README_END = "<!-- reproduction: end -->"
+
+
+def readme_document(table1_markdown: str, runs: pd.DataFrame, prefix: str = "") -> str:
+    """The published folder's README (links relative to it), or with the folder's path as ``prefix`` the section
+    under the project's README's own heading."""
+    subsampled = sorted(runs.dropna(subset=["subsample"])["dataset"].unique())
+    size = f"on stratified subsamples of {', '.join(subsampled)}" if subsampled else "at full size"
+    states = runs.dropna(subset=["git_commit"]).drop_duplicates(["git_commit", "git_dirty"])
+    commits = ", ".join(f"`{commit[:10]}`" + (" with uncommitted changes" if dirty else "")
+                        for commit, dirty in zip(states["git_commit"], states["git_dirty"]))
+    walls = runs["wall_seconds"].dropna()
+    sub = "###" if prefix else "##"
+    return "\n".join([
+        *([] if prefix else ["# The paper, reproduced", ""]),
+        f"{len(runs)} runs {size}, from commit(s) {commits or 'unknown'} on {'; '.join(runs['cpu'].dropna().unique())}, "
+        f"{walls.sum() / 3600:.2f} h of job wall time, finished {runs['finished_utc'].max()} (UTC). "
+        f"`alphaseed publish` built this from the run summaries in [{prefix}runs/]({prefix}runs/) alone; the folder "
+        "fills as the full-size run proceeds, each job writing its summary as it finishes.",
+        "",
+        f"{sub} Table 1, beside the paper's",
+        "",
+        table1_markdown,
+        f"{sub} Leave-one-out: time relative to SIR",
+        "",
+        f"![leave-one-out]({prefix}figures/loocv.png)" if (runs["k"] == "loo").any() else "(no leave-one-out run yet)",
+        "",
+        f"{sub} Everything else",
+        "",
+        f"- [paper_vs_reproduced.md]({prefix}paper_vs_reproduced.md): every figure beside the paper's, and every "
+        "deviation explained with measured numbers",
+        f"- [tables/]({prefix}tables/): Tables 1-3 and the leave-one-out table (Markdown, CSV, LaTeX)",
+        f"- [figures/]({prefix}figures/): iterations per round, speedup against k, leave-one-out",
+        f"- [runs.csv]({prefix}runs.csv): one row per run; [provenance.md]({prefix}provenance.md): commit, CPU, "
+        "threads, wall time per job",
+        "",
+    ])
+
+
+def _readme_around(readme: Path) -> tuple[str, str]:
+    """The project's README before and after its reproduction markers; an error without them."""
+    try:
+        text = readme.read_text(encoding="utf-8")
+    except OSError as error:
+        raise PublishError(f"cannot read {readme}: {error.strerror}") from None
+    if text.count(README_BEGIN) != 1 or text.count(README_END) != 1 or text.index(README_BEGIN) > text.index(
+            README_END):
+        raise PublishError(f"{readme} needs one line {README_BEGIN!r} and, after it, one line {README_END!r}")
+    before, rest = text.split(README_BEGIN)
+    return before, rest.split(README_END)[1]
+
+
+def embed_in_readme(readme: str | os.PathLike, section: str) -> None:
+    """Replace the text between the reproduction markers of the project's README with ``section``."""
+    before, after = _readme_around(Path(readme))
+    tables.write_text(readme, f"{before}{README_BEGIN}\n{section}{README_END}{after}")
+
+
+def publish_folder(runs_folder: str | os.PathLike, out: str | os.PathLike, paper_path: str | os.PathLike,
+                   kernel_folder: str | os.PathLike | None = None,
+                   readme: str | os.PathLike | None = None) -> list[Path]:
+    """Rebuild the published folder ``out`` from every run summary (or record) under ``runs_folder``."""
+    paths = find_runs(runs_folder)
+    return publish(group_runs(paths, read_runs(paths)), out, paper_path, kernel_folder, readme)
+
+
+def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | os.PathLike,
+            kernel_folder: str | os.PathLike | None = None, readme: str | os.PathLike | None = None) -> list[Path]:
+    """Rebuild the published folder ``out`` from the run summaries (or records) of each table kind.
+
+    ``kernel_folder`` (default ``out/kernel``) holds the kernel facts, ``{dataset}.json``; ``readme``, the
+    project's README, gets Table 1, the leave-one-out figure and the links between its reproduction markers.
+    """
+    out = Path(out)
+    if readme is not None:
+        _readme_around(Path(readme))  # refuse before writing anything
+    paths = list(dict.fromkeys(Path(path) for group in groups.values() for path in group))
+    groups = {kind: [Path(path) for path in group] for kind, group in groups.items()}
+    summaries = read_runs(paths)
+    facts = read_kernel_facts(Path(kernel_folder) if kernel_folder is not None else out / "kernel")
+    written = tables.write_tables(groups, paper_path, out / "tables", formats=TABLE_FORMATS, with_comparison=False)
+    written += figures.write_figures(groups, paper_path, out / "figures", formats=FIGURE_FORMATS)
+
+    runs = runs_frame(summaries)
+    runs.insert(0, "tables", [", ".join(kind for kind, group in groups.items() if path in group) for path in paths])
+    tables.write_csv(out / "runs.csv", runs)
+    paper = tables.read_paper_results(paper_path)
+    frames = {kind: tables.comparison(tables.load_runs(group), paper, kind) for kind, group in groups.items()}
+    extra = runs[["dataset", "k", "label", "iterations_round1"]]
+    frames_table1 = frames["table1"].merge(extra, on=["dataset", "k", "label"], how="left")
+    notes, sections = tables.comparison_document(frames, tables.table2(tables.load_runs(groups["table1"]), paper))
+    deviations = (identity_kernel_section(runs, facts) + iterations_section(frames_table1) + carry_section(runs)
+                  + estimates_section(runs))
+    document = tables.document_markdown("Paper vs this reproduction", notes, sections)
+    document += "\n# Deviations from the paper, measured\n\n" + "\n".join(deviations)
+    tables.write_text(out / "paper_vs_reproduced.md", document)
+    tables.write_text(out / "provenance.md", provenance_document(runs, summaries))
+    table1_markdown = (out / "tables" / "table1.md").read_text(encoding="utf-8")
+    tables.write_text(out / "README.md", readme_document(table1_markdown, runs))
+    written += [out / name for name in ("runs.csv", "paper_vs_reproduced.md", "provenance.md", "README.md")]
+    if readme is not None:
+        prefix = os.path.relpath(out, Path(readme).parent).replace(os.sep, "/") + "/"
+        embed_in_readme(readme, readme_document(table1_markdown, runs, prefix=prefix))
+        written.append(Path(readme))
+    return written

@@ -1,0 +1,133 @@
+"""Run summaries: a run record without its per-instance predictions, small enough to commit.
+
+A full-size run record carries one prediction per instance (60,000 on MNIST); the tables, the
+figures and the published comparison need none of them. The summary keeps everything else that
+they read (every round's iterations, times, support vectors and flags, the totals, the
+estimate, the provenance) in the run record's own layout, so that ``tables.record_row`` and the
+figures read a summary exactly as they read a record. Per-round kernel counters are summed over
+the rounds, and the predictions are reduced to their counts per class. The job's wall time
+(set-up, compilation and writing included) is added when known.
+
+``read_run`` reads either file and returns a summary, so everything downstream has one input.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+from .atomic import atomic_path
+from .records import (
+    RUN_RECORD_SCHEMA,
+    RunRecordError,
+    _plain,
+    validate_run_record,
+)
+
+SUMMARY_VERSION = 1
+
+
+def _summary_schema() -> dict:
+    schema = copy.deepcopy(RUN_RECORD_SCHEMA)
+    properties, required = schema["properties"], schema["required"]
+    for key in ("predictions", "schema_version"):
+        properties.pop(key)
+        required.remove(key)
+    properties["rounds"]["items"]["properties"].pop("kernel", None)
+    counts = {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}}
+    properties |= {
+        "summary_version": {"const": SUMMARY_VERSION},
+        "kernel": {"anyOf": [{"type": "null"}, counts]},
+        "predicted": _counts_schema(),
+        "job": {"type": "object", "required": ["wall_seconds"],
+                "properties": {"wall_seconds": {"type": ["number", "null"], "minimum": 0}}},
+    }
+    required += ["summary_version", "kernel", "predicted", "job"]
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _counts_schema() -> dict:
+    """Test predictions per class: +1, -1, and 0 for instances not tested (rounds not run)."""
+    count = {"type": "integer", "minimum": 0}
+    return {"type": "object", "required": ["1", "-1", "0"], "additionalProperties": False,
+            "properties": {"1": count, "-1": count, "0": count}}
+
+
+SUMMARY_SCHEMA = _summary_schema()
+
+
+def _kernel_totals(rounds: list[dict]) -> dict | None:
+    """Every integer kernel counter summed over the rounds; ``carried`` becomes the rounds that carried."""
+    counted = [r["kernel"] for r in rounds if r.get("kernel")]
+    if not counted:
+        return None
+    totals: Counter = Counter()
+    for counts in counted:
+        totals.update({key: int(value) for key, value in counts.items()})
+    return dict(totals)
+
+
+def summarise(record: dict, wall_seconds: float | None = None) -> dict:
+    """The summary of a (validated) run record; ``wall_seconds`` is the whole job's wall time, if known."""
+    predicted = Counter(str(int(p)) for p in record["predictions"])
+    summary = {key: value for key, value in record.items() if key not in ("predictions", "schema_version")}
+    summary["rounds"] = [{key: value for key, value in r.items() if key != "kernel"} for r in record["rounds"]]
+    return {
+        "summary_version": SUMMARY_VERSION,
+        **summary,
+        "kernel": _kernel_totals(record["rounds"]),
+        "predicted": {label: predicted.get(label, 0) for label in ("1", "-1", "0")},
+        "job": {"wall_seconds": wall_seconds},
+    }
+
+
+def validate_summary(summary, source: str = "run summary") -> None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    if isinstance(summary, dict) and summary.get("summary_version") != SUMMARY_VERSION:
+        raise RunRecordError(
+            f"{source}: summary_version is {summary.get('summary_version')!r}, this alphaseed "
+            f"reads version {SUMMARY_VERSION}; regenerate the summary from its run record"
+        )
+    error = best_match(Draft202012Validator(SUMMARY_SCHEMA).iter_errors(summary))
+    if error is not None:
+        key = ".".join(str(part) for part in error.absolute_path) or "<top level>"
+        raise RunRecordError(f"{source}: key '{key}': {error.message}")
+
+
+def summary_text(summary: dict) -> str:
+    """JSON with one line per round, so that a 2,000-round leave-one-out summary stays readable."""
+    rounds = ",\n".join("  " + json.dumps(r, default=_plain, allow_nan=False, separators=(",", ":"))
+                        for r in summary["rounds"])
+    placeholder = "\x00rounds\x00"
+    text = json.dumps({**summary, "rounds": placeholder}, indent=1, default=_plain, allow_nan=False)
+    return text.replace(json.dumps(placeholder), f"[\n{rounds}\n ]" if rounds else "[]") + "\n"
+
+
+def write_summary(path: str | os.PathLike, summary: dict) -> None:
+    """Validate ``summary`` and write it to ``path`` atomically."""
+    text = summary_text(summary)
+    validate_summary(json.loads(text), source=str(path))
+    with atomic_path(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")
+
+
+def read_run(path: str | os.PathLike) -> dict:
+    """The summary of a run from a summary file or a full run record, validated either way."""
+    path = Path(path)
+    try:
+        content = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise RunRecordError(f"cannot read run file {path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise RunRecordError(f"run file {path} is not valid JSON: {error}") from None
+    if isinstance(content, dict) and "summary_version" not in content:
+        validate_run_record(content, source=str(path))
+        return summarise(content)
+    validate_summary(content, source=str(path))
+    return content

@@ -1,0 +1,260 @@
+"""Run summaries and the published reproduction: built from summaries alone, equal to what the full
+records give, refusing a broken folder, and resumable from a clone that holds only the summaries."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from alphaseed import publish as publishing
+from alphaseed import tables
+from alphaseed.cli import main
+from alphaseed.config import load_config
+from alphaseed.experiments import all_jobs
+from alphaseed.records import RunRecordError, read_run_record
+from alphaseed.summaries import read_run, summarise, write_summary
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER_RESULTS = REPO / "workflow" / "resources" / "paper_results.csv"
+# (k, method, kernel mode) of the runs below: Table 1 at k = 10, Table 3 at k = 3 and 10, leave-one-out.
+RUNS = [("10", "libsvm", "cache"), ("10", "cold", "cache"), ("10", "sir", "cache"), ("10", "mir", "cache"),
+        ("10", "sir", "gram"), ("3", "libsvm", "cache"), ("3", "sir", "cache"), ("3", "sir", "gram"),
+        ("loo", "libsvm", "cache"), ("loo", "sir", "cache"), ("loo", "top", "cache")]
+
+
+def _libsvm_file(path: Path, n: int = 40, seed: int = 0) -> Path:
+    """Two overlapping Gaussian clouds in LibSVM format: an informative kernel, some bounded SVs."""
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 2 == 0, 1, -1)
+    X = rng.normal(size=(n, 3)) + 0.8 * y[:, None]
+    path.write_text("".join(f"{label:+d} " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(row)) + "\n"
+                            for label, row in zip(y, X)))
+    return path
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Real runs of ``alphaseed cv --summary`` on a small file: the records and the summaries, same layout."""
+    root = tmp_path_factory.mktemp("runs")
+    data = _libsvm_file(root / "toy.libsvm")
+    for k, method, mode in RUNS:
+        stem = method if method == "libsvm" else f"{method}-{mode}"
+        relative = Path("toy") / f"k{k}" / f"{stem}.json"
+        status = main(["cv", "--data", str(data), "--C", "2", "--gamma", "0.5", "--k", k, "--method", method,
+                       "--kernel-mode", mode, "--out", str(root / "records" / relative),
+                       "--summary", str(root / "summaries" / relative)])
+        assert status == 0
+    return root
+
+
+def _groups(folder: Path) -> dict[str, list[Path]]:
+    paths = publishing.find_runs(folder)
+    return publishing.group_runs(paths, publishing.read_runs(paths))
+
+
+def test_the_summary_is_the_record_without_predictions(runs):
+    """Catches a summary that copies the whole record (predictions and per-round kernel counters) or drops a figure
+    the tables read, a predicted-class count taken from something else than the predictions, a job without its
+    wall time."""
+    for record_path in sorted((runs / "records").rglob("*.json")):
+        record = read_run_record(record_path)
+        summary = read_run(runs / "summaries" / record_path.relative_to(runs / "records"))
+        assert "predictions" not in summary and all("kernel" not in r for r in summary["rounds"])
+        assert summary["summary"] == record["summary"] and summary["params"] == record["params"]
+        assert [r["iterations"] for r in summary["rounds"]] == [r["iterations"] for r in record["rounds"]]
+        predictions = np.array(record["predictions"])
+        assert summary["predicted"] == {"1": int((predictions == 1).sum()), "-1": int((predictions == -1).sum()),
+                                        "0": int((predictions == 0).sum())}
+        assert summary["job"]["wall_seconds"] > 0
+        if record["method"] != "libsvm":
+            assert summary["kernel"]["requests"] == sum(r["kernel"]["requests"] for r in record["rounds"])
+        assert summarise(record, summary["job"]["wall_seconds"]) == summary
+
+
+def test_tables_and_figures_from_summaries_equal_those_from_records(runs, tmp_path):
+    """The round trip: catches a summary that loses or alters anything the tables read (a capped-round flag, a time,
+    the estimate), or a reader that treats summaries and records differently."""
+    outputs = {}
+    for source in ("records", "summaries"):
+        out = tmp_path / source
+        tables.write_tables(_groups(runs / source), PAPER_RESULTS, out)
+        outputs[source] = {path.name: path.read_bytes() for path in sorted(out.iterdir())}
+    assert outputs["records"].keys() == {f"{name}.{ext}" for name in ("table1", "table2", "table3", "loocv")
+                                         for ext in tables.TABLE_FORMATS} | {"paper_vs_reproduced.md",
+                                                                             "paper_vs_reproduced.html"}
+    assert outputs["records"] == outputs["summaries"]
+
+
+def test_runs_are_grouped_as_the_papers_tables(runs):
+    """Catches a grouping that puts the k = 10-only MIR run into Table 3 or leave-one-out runs into Table 1."""
+    groups = {kind: sorted(str(p.relative_to(runs / "summaries")) for p in paths)
+              for kind, paths in _groups(runs / "summaries").items()}
+    assert "toy/k10/mir-cache.json" in groups["table1"] and "toy/k10/mir-cache.json" not in groups["table3"]
+    assert "toy/k3/sir-gram.json" in groups["table3"] and "toy/k10/sir-gram.json" in groups["table3"]
+    assert groups["loo"] == ["toy/kloo/libsvm.json", "toy/kloo/sir-cache.json", "toy/kloo/top-cache.json"]
+
+
+def test_publish_builds_the_folder_from_summaries_alone(runs, tmp_path):
+    """Catches a publish that still reads the full records (they are absent here), misses an output, or writes
+    deviation numbers that are not the runs' own (the SV share, the carry's share, the estimated rows)."""
+    folder = tmp_path / "reproduction"
+    shutil.copytree(runs / "summaries", folder / "runs")
+    X, y = _toy_arrays(runs / "toy.libsvm")
+    publishing.write_json(folder / "kernel" / "toy.json", publishing.kernel_facts(X, y, 0.5))
+    assert main(["publish", "--from", str(folder / "runs"), "--out", str(folder), "--paper", str(PAPER_RESULTS)]) == 0
+    expected = {f"tables/{name}.{ext}" for name in ("table1", "table2", "table3", "loocv") for ext in ("md", "csv", "tex")}
+    expected |= {f"figures/{name}.png" for name in ("iterations_per_round", "speedup_vs_k", "loocv")}
+    expected |= {"runs.csv", "paper_vs_reproduced.md", "provenance.md", "README.md"}
+    assert expected <= {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+
+    runs_csv = tables.pd.read_csv(folder / "runs.csv", dtype={"k": str})
+    assert len(runs_csv) == len(RUNS)
+    libsvm = read_run(folder / "runs" / "toy" / "k10" / "libsvm.json")
+    share = np.mean([r["n_sv"] / r["train_size"] for r in libsvm["rounds"]])
+    document = (folder / "paper_vs_reproduced.md").read_text()
+    assert f"{100 * share:.2f} %" in document
+    sir = runs_csv[(runs_csv["k"] == "10") & (runs_csv["label"] == "sir")].iloc[0]
+    carry = sir["seconds_gradient_init_seeded"] / sir["seconds_rounds_seeded"]
+    assert f"{100 * carry:.2f} %" in document
+    assert "0 of 11 runs are estimated" in document
+    readme = (folder / "README.md").read_text()
+    assert (folder / "tables" / "table1.md").read_text() in readme and "figures/loocv.png" in readme
+    provenance = (folder / "provenance.md").read_text()
+    assert f"{runs_csv['wall_seconds'].sum():,.0f} s summed over {len(RUNS)} job(s)" in provenance
+
+
+def _toy_arrays(path: Path):
+    from alphaseed.data import load_dataset
+
+    return load_dataset(path)
+
+
+@pytest.mark.parametrize("breakage", ["missing folder", "empty folder", "not json", "full record renamed wrong",
+                                      "another summary version", "predictions kept"])
+def test_publish_refuses_a_broken_folder(runs, tmp_path, breakage, capsys):
+    """Catches a publish that skips a bad or misplaced file and publishes tables without it (or crashes with a
+    traceback), and one that leaves half a folder behind: nothing is written when the input is refused."""
+    source = tmp_path / "runs"
+    shutil.copytree(runs / "summaries", source)
+    sir = source / "toy" / "k10" / "sir-cache.json"
+    if breakage == "missing folder":
+        shutil.rmtree(source)
+    elif breakage == "empty folder":
+        shutil.rmtree(source)
+        source.mkdir()
+    elif breakage == "not json":
+        sir.write_text('{"summary_version": 1, ')
+    elif breakage == "full record renamed wrong":
+        sir.rename(source / "toy" / "k3" / "mir-cache.json")
+    elif breakage == "another summary version":
+        sir.write_text(json.dumps(json.loads(sir.read_text()) | {"summary_version": 99}))
+    else:
+        content = json.loads(sir.read_text())
+        sir.write_text(json.dumps(content | {"predictions": [1] * 40}))
+    out = tmp_path / "out"
+    assert main(["publish", "--from", str(source), "--out", str(out), "--paper", str(PAPER_RESULTS)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("alphaseed: error:") and "Traceback" not in error
+    assert str(source) in error
+    assert not out.exists()
+
+
+def test_a_record_or_summary_of_another_kind_is_refused(tmp_path):
+    """Catches a reader that accepts any JSON object as a run."""
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps({"dataset": "heart"}))
+    with pytest.raises(RunRecordError, match="schema_version"):
+        read_run(path)
+
+
+def test_kernel_facts_measure_the_nearest_pair_off_the_diagonal():
+    """Catches a largest off-diagonal value that takes the diagonal (always 1), the farthest pair instead of the
+    nearest, or misses a duplicate; checked against every pair computed naively."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 4)) * 2
+    X[7] = X[19]
+    y = np.where(np.arange(30) < 18, 1.0, -1.0)
+    gamma = 0.3
+    facts = publishing.kernel_facts(X, y, gamma)
+    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    off = ~np.eye(30, dtype=bool)
+    K = np.exp(-gamma * d2).astype(np.float32)
+    assert facts["duplicate_pairs"] == 1 and facts["largest_off_diagonal"] == 1.0
+    assert facts["mean_off_diagonal"] == pytest.approx(K[off].mean(), rel=1e-5)
+    assert facts["majority_share"] == 0.6
+
+    far = publishing.kernel_facts(np.arange(10.0)[:, None] * 100, y[:10], gamma)
+    assert far["largest_off_diagonal"] == 0.0 and far["nearest_squared_distance"] == 10000.0
+    X = np.delete(X, 19, axis=0)
+    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) + np.diag(np.full(29, np.inf))
+    assert publishing.kernel_facts(X, y[:29], gamma)["largest_off_diagonal"] == pytest.approx(
+        float(np.float32(np.exp(-gamma * d2.min()))), rel=1e-6)
+
+
+def _ci_config() -> dict:
+    overlay = yaml.safe_load((REPO / "workflow" / "configs" / "ci.yaml").read_text())
+    return load_config(REPO / "config.yaml", overrides=overlay)
+
+
+def test_a_clone_with_the_summaries_plans_only_the_missing_runs(tmp_path):
+    """Resumability. A fresh clone holding the CI profile's summaries but two, and no results/ or prepared data:
+    the dry run plans exactly those two cv jobs. Catches a pipeline whose cv output is the full run record (every
+    job would rerun), whose cv jobs depend on the freshly prepared datasets' timestamps, or whose tables read the
+    full records, and a workflow that reruns every job whose output is older than its rule's script (the default
+    profile drops Snakemake's code trigger)."""
+    snakemake = shutil.which("snakemake", path=str(Path(sys.executable).parent))
+    jobs = all_jobs(_ci_config())
+    missing = {str(job.record_path("reproduction/runs")) for job in jobs[1::len(jobs) // 2][:2]}
+    for job in jobs:
+        path = tmp_path / job.record_path("reproduction/runs")
+        if str(job.record_path("reproduction/runs")) not in missing:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("{}\n")
+    for dataset in {job.dataset for job in jobs}:
+        (tmp_path / "reproduction" / "kernel").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "reproduction" / "kernel" / f"{dataset}.json").write_text("{}\n")
+    # The scripts land after the summaries, newer, as a checkout may write them.
+    for name in ("Snakefile", "config.yaml", "environment.yml", "profiles"):
+        shutil.copy(REPO / name, tmp_path / name, follow_symlinks=False)
+    shutil.copytree(REPO / "workflow", tmp_path / "workflow")
+    environment = os.environ | {"PYTHONPATH": str(REPO / "src")}
+    result = subprocess.run(
+        [snakemake, "--dry-run", "--cores", "1", "--configfile", "workflow/configs/ci.yaml",
+         "--config", "publish_dir=reproduction", "data_dir=fresh-data"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=environment)
+    assert result.returncode == 0, result.stdout + result.stderr
+    planned = set(re.findall(r"output: (reproduction/runs/\S+\.json)", result.stdout))
+    assert planned == missing
+    assert re.search(r"^cv\s+2$", result.stdout, re.MULTILINE)
+    assert not re.search(r"^kernel_facts\s", result.stdout, re.MULTILINE)
+
+
+def test_publish_fills_the_readme_between_its_markers(runs, tmp_path):
+    """Catches a README section that loses the text around the markers, links that do not lead into the published
+    folder, and a README without markers found only after the folder was written."""
+    readme = tmp_path / "README.md"
+    original = (REPO / "README.md").read_text()
+    readme.write_text(original)
+    out = tmp_path / "reproduction"
+    assert main(["publish", "--from", str(runs / "summaries"), "--out", str(out), "--paper", str(PAPER_RESULTS),
+                 "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    before, after = original.split(publishing.README_BEGIN)[0], original.split(publishing.README_END)[1]
+    assert text.startswith(before + publishing.README_BEGIN) and text.endswith(publishing.README_END + after)
+    assert "](reproduction/figures/loocv.png)" in text and "](reproduction/paper_vs_reproduced.md)" in text
+    assert (out / "tables" / "table1.md").read_text() in text
+
+    readme.write_text("no markers\n")
+    elsewhere = tmp_path / "elsewhere"
+    assert main(["publish", "--from", str(runs / "summaries"), "--out", str(elsewhere), "--paper",
+                 str(PAPER_RESULTS), "--readme", str(readme)]) == 2
+    assert not elsewhere.exists() and readme.read_text() == "no markers\n"

@@ -1,0 +1,22 @@
+"""Snakemake script of rules kernel_facts and publish: one ``alphaseed`` command, or the publishing of the
+config's table kinds from the run summaries, its output in the job's log."""
+
+import os
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+# Before NumPy's BLAS loads: its thread pool must match the job's share of the cores.
+os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(snakemake.threads)
+
+from alphaseed.cli import main  # noqa: E402
+from alphaseed.experiments import TABLE_KINDS  # noqa: E402
+from alphaseed.publish import publish  # noqa: E402
+
+with open(snakemake.log[0], "w", buffering=1) as log, redirect_stdout(log), redirect_stderr(log):
+    if snakemake.rule == "kernel_facts":
+        sys.exit(main(snakemake.params.arguments))
+    groups = {kind: list(snakemake.input[kind]) for kind in TABLE_KINDS if kind in snakemake.input.keys()}
+    folder, kernel = Path(snakemake.output.readme).parent, Path(snakemake.input.kernel[0]).parent
+    written = publish(groups, folder, snakemake.input.paper, kernel)
+    print("\n".join(map(str, written)))
