@@ -14,8 +14,7 @@ sets in this order.
   one with S = the instances of both training sets, R = those of the previous only, T = those
   of the next only; the k-fold rounds are the special case above.
 - `avg`, `top` (leave-one-out only) and `full` (any folds): one model is trained on all
-  instances first (those of every test fold in round order, then any other training instance;
-  its time is reported as ``seconds_full_model`` and counts in ``init``, its iterations as
+  instances first (every instance of a training set, in dataset order; its time is reported as ``seconds_full_model`` and counts in ``init``, its iterations as
   ``iterations_full_model`` and in ``iterations``); the round that trains on X starts from that
   model with R = the instances X lacks and T empty (R = {t} at leave-one-out).
 
@@ -387,13 +386,10 @@ def _seeders():
 
 
 def _full_training_set(splits) -> np.ndarray:
-    """The full model's instances: those of the test folds in round order (for k-fold and
-    leave-one-out, every instance), then any training instance never tested, ascending."""
-    tested = np.concatenate([test for _, test in splits])
-    _, first = np.unique(tested, return_index=True)
-    tested = tested[np.sort(first)]
-    trained = np.unique(np.concatenate([train for train, _ in splits]))
-    return np.concatenate([tested, np.setdiff1d(trained, tested)])
+    """The full model's instances: every instance of a training set (for k-fold and
+    leave-one-out, every instance), in dataset order, so that the model does not depend on the
+    order of the rounds."""
+    return np.unique(np.concatenate([train for train, _ in splits]))
 
 
 def _labels(y) -> np.ndarray:
