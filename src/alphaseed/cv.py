@@ -14,9 +14,10 @@ sets in this order.
   one with S = the instances of both training sets, R = those of the previous only, T = those
   of the next only; the k-fold rounds are the special case above.
 - `avg`, `top` (leave-one-out only) and `full` (any folds): one model is trained on all
-  instances first (every instance of a training set, in dataset order; its time is reported as ``seconds_full_model`` and counts in ``init``, its iterations as
-  ``iterations_full_model`` and in ``iterations``); the round that trains on X starts from that
-  model with R = the instances X lacks and T empty (R = {t} at leave-one-out).
+  instances first (every instance of a training set, in dataset order); its time is reported
+  as ``seconds_full_model`` and counts in ``init``, its iterations as ``iterations_full_model``
+  and in ``iterations``. The round that trains on X starts from that model with R = the
+  instances X lacks and T empty (R = {t} at leave-one-out), so no round depends on another.
 
 Our methods read kernel values through ``KernelMatrix`` in ``kernel_mode`` (default ``auto``:
 the Gram matrix when it fits the memory budget, else ``shared``; ``cache`` is LibSVM's
