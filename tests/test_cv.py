@@ -138,7 +138,8 @@ def test_seeded_rounds_reach_the_cold_optimum(k, method):
     assert seeded.rounds[0].seconds.seed == 0.0 or from_full_model
     assert (seeded.seconds_full_model > 0) == from_full_model
     assert (seeded.iterations_full_model > 0) == from_full_model
-    assert seeded.iterations == seeded.iterations_full_model + sum(r.iterations for r in seeded.rounds)
+    rounds = sum(r.iterations for r in seeded.rounds)
+    assert seeded.iterations == seeded.iterations_full_model + rounds
     assert seeded.seconds_init == pytest.approx(
         seeded.seconds_full_model + sum(r.seconds.seed for r in seeded.rounds))
 

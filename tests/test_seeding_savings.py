@@ -138,7 +138,8 @@ def test_seeders_save_iterations_on_the_paper_datasets(real_dataset, name):
     over the first leave-one-out rounds, on Heart, Madelon and an Adult sample, must take fewer
     iterations than cold and reach the same accuracy (the paper's Table 1 and Figure 2)."""
     X, y, C, gamma = paper_problem(real_dataset, name)
-    for k, methods, max_rounds in ((10, ("sir", "mir", "full"), None), ("loo", ("avg", "top"), LOO_ROUNDS)):
+    for k, methods, max_rounds in ((10, ("sir", "mir", "full"), None),
+                                   ("loo", ("avg", "top"), LOO_ROUNDS)):
         cold = cross_validate(X, y, C, gamma, k, "cold", max_rounds=max_rounds)
         for method in methods:
             seeded = cross_validate(X, y, C, gamma, k, method, max_rounds=max_rounds)

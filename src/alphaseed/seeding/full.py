@@ -67,6 +67,7 @@ def seed_full(ctx: SeedContext) -> np.ndarray:
     alpha_removed = ctx.prev_alpha[lay.removed_prev]
     donors = np.flatnonzero(alpha_removed > 0)
     beta = y[shared] * alpha[shared]
-    leave_out_in_turn(ctx, beta, ctx.removed[donors], ctx.y[ctx.removed[donors]] * alpha_removed[donors])
+    removed = ctx.removed[donors]
+    leave_out_in_turn(ctx, beta, removed, ctx.y[removed] * alpha_removed[donors])
     alpha[shared] = y[shared] * beta
     return adjust_alpha(alpha, y, ctx.C, [free_positions(alpha, ctx.C, shared), shared])
