@@ -132,6 +132,7 @@ def job_mem_mb(n: int, dim: int, k: str, method: str, kernel_mode: str, cache_mb
         "sir": 256 * mib,
         "avg": 256 * mib,
         "top": 256 * mib,
+        "full": 256 * mib,
     }.get(method, 0)
     return math.ceil((500 * mib + features + kernel + seeding) / mib)
 

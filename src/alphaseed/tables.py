@@ -27,7 +27,7 @@ ESTIMATED = "\u2020"  # dagger: time extrapolated from the first max_rounds roun
 CAP_HIT = "\u2021"  # double dagger: at least one round stopped at the solver's iteration cap
 NOT_AVAILABLE = "\u2014"
 
-METHOD_ORDER = ["libsvm", "cold", "avg", "top", "ato", "mir", "sir"]
+METHOD_ORDER = ["libsvm", "cold", "avg", "top", "ato", "mir", "sir", "full"]
 DATASET_ORDER = ["adult", "heart", "madelon", "mnist", "webdata"]
 SOURCES = ("this run", "paper")
 
