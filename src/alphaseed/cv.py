@@ -352,10 +352,8 @@ class _SolverEngine:
 
     def _predict(self, train, solution, test) -> np.ndarray:
         """LibSVM's rule: +1 where the decision value is > 0, else -1."""
-        decision = self._smo.decision_values(
-            self.kernel, self._y, train, solution.alpha, solution.rho, test
-        )
-        return np.where(decision > 0, 1, -1).astype(np.int8)
+        support, coef = self._smo.support_coefficients(self._y, train, solution.alpha)
+        return self.kernel.decision_signs(test, support, coef, solution.rho)
 
 
 def seed_context(kernel, y, C, prev_index, prev, next_index):
