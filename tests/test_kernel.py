@@ -276,3 +276,21 @@ def test_gram_prediction_gives_the_double_precision_signs_even_at_zero(problem):
             expected = np.where(cache.times_float64(rows, cols, weights) - offset > 0, 1, -1)
             np.testing.assert_array_equal(gram.decision_signs(rows, cols, weights, offset), expected)
             np.testing.assert_array_equal(cache.decision_signs(rows, cols, weights, offset), expected)
+
+
+def test_a_gram_built_into_a_used_buffer_is_the_fresh_one(problem):
+    """Catches a Gram fill that leaves any value to the buffer's previous contents (the
+    diagonal, the mirrored half, a block's edge), as a fresh zeroed page would hide, and a
+    buffer of the wrong shape or type accepted."""
+    from alphaseed.kernel import prefaulted_gram
+
+    X, _ = problem
+    fresh = KernelMatrix(X, 1e-4, mode="gram", memory_budget=1 << 30).gram
+    used = prefaulted_gram(X.shape[0]).result()
+    used[:] = np.nan
+    built = KernelMatrix(X, 1e-4, mode="gram", memory_budget=1 << 30, gram_buffer=used)
+    assert built.gram is used
+    np.testing.assert_array_equal(built.gram, fresh)
+    with pytest.raises(SolverInputError, match="float32"):
+        KernelMatrix(X, 1e-4, mode="gram", memory_budget=1 << 30,
+                     gram_buffer=np.empty((400, 400)))

