@@ -1,12 +1,35 @@
-"""k-fold CV end to end: LibSVM against cold and SIR in every kernel mode, same folds, same run.
+"""k-fold CV end to end: LibSVM and the scikit-learn peers against cold and SIR in every kernel
+mode, same folds, same run.
 
-Each configuration runs in a fresh subprocess, so that its thread counts are set before numba
-and LibSVM load and its peak memory is its own. Short configurations repeat and report the
-median. Ratios are taken between configurations of the same invocation, never across runs.
+Each configuration runs in a fresh subprocess, so that its thread counts are set before numba,
+LibSVM and oneDAL load, its peak memory is its own and scikit-learn-intelex never reaches a
+stock scikit-learn run. Short configurations repeat and report the median. Ratios are taken
+between configurations of the same invocation, never across runs.
+
+The peers (``--peers``) cross-validate scikit-learn's ``SVC`` with the same C, gamma, tol and
+cache size on our folds (``PredefinedSplit`` of our fold assignment), by ``cross_val_predict``
+(one fit and one prediction per fold, as ``cross_val_score`` does, and the predictions to
+compare with ours instance by instance), each in the way it uses the threads best:
+
+- ``sklearn``: stock scikit-learn (LibSVM inside, one thread a fit), the folds in parallel
+  over the threads (``n_jobs``);
+- ``intelex``: scikit-learn-intelex's ``SVC`` (oneDAL), one fold at a time, oneDAL on all
+  the threads (``daal4py.daalinit``);
+- ``intelex_folds``: the same, the folds in parallel and oneDAL on one thread in each
+  (joblib limits every worker's threads to threads / n_jobs, which oneDAL reads).
+
+``vs_fastest_peer`` is the fastest peer's seconds / the row's (above 1: the row is faster),
+``fastest_peer`` names that peer. ``cpu_per_wall`` (processor seconds over wall seconds of
+the timed part, this process only) shows the threads a configuration kept busy. Every run also
+times a STREAM-like triad (a = b + s c, 24 bytes an element) at 1 thread and at the run's
+threads; our rows report training microseconds per SMO iteration against the floor that
+bandwidth allows for the bytes an iteration must move (``bytes_per_iteration``: two float32
+kernel rows and the float64 gradient read and written, over the mean active set).
 
     python benchmarks/bench_cv.py                         # the full matrix (hours on 2 cores)
     python benchmarks/bench_cv.py --cases heart:10 madelon:100 adult@10000:10 --threads 1
     python benchmarks/bench_cv.py --cases adult:10 --modes auto --libsvm-rounds 2
+    python benchmarks/bench_cv.py --cases madelon:10 --modes auto --threads 2 --peers intelex
 
 ``--libsvm-rounds R`` times only LibSVM's first R rounds and estimates its total as their mean
 times k; accuracy and iterations then cover those rounds only. A row is ``estimated`` when any
@@ -22,6 +45,7 @@ import json
 import os
 import resource
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +53,10 @@ import pandas as pd
 from common import ROOT, load_case, run_child, write_csv
 
 MODES = ("cache", "shared", "gram", "auto")
+PEERS = ("sklearn", "intelex", "intelex_folds")
+# Bytes an SMO iteration moves per active instance: two float32 kernel rows read, the float64
+# gradient read and written (the least any implementation of the update must move).
+BYTES_PER_ACTIVE = 2 * 4 + 2 * 8
 # dataset[@subsample]:k
 FULL = ["heart:10", "heart:100", "madelon:10", "madelon:100", "adult@10000:10", "adult:10",
         "webdata:10"]
@@ -42,19 +70,94 @@ def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str,
     from alphaseed.cv import cross_validate
 
     X, y, entry, seed = load_case(dataset, subsample)
-    result = cross_validate(X, y, entry["C"], entry["gamma"], k, method,
-                            seed=seed, kernel_mode=mode, max_rounds=max_rounds)
+    with Clock() as clock:
+        result = cross_validate(X, y, entry["C"], entry["gamma"], k, method,
+                                seed=seed, kernel_mode=mode, max_rounds=max_rounds)
+    train_seconds = sum(r.seconds.train for r in result.rounds)
+    active = sum(r.kernel.active_sum for r in result.rounds if r.kernel is not None)
     return {"seconds": result.seconds, "estimated": result.estimated,
             "iterations": result.iterations,
             "accuracy": result.accuracy, "kernel_seconds": result.seconds_kernel,
-            "kernel_mode": result.kernel_mode,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "predict_seconds": sum(r.seconds.predict for r in result.rounds),
+            "us_per_iteration": 1e6 * train_seconds / max(result.iterations, 1),
+            "bytes_per_iteration": BYTES_PER_ACTIVE * active / max(result.iterations, 1)
+            if active else np.nan,
+            "kernel_mode": result.kernel_mode, "cpu_per_wall": clock.cpu_per_wall,
+            "predictions": "".join("+" if p > 0 else "-" for p in result.predictions),
+            "peak_mb": peak_mb()}
+
+
+def run_peer(dataset: str, subsample: int | None, k: int, peer: str, threads: int) -> dict:
+    """Runs inside the child process: a peer's cross-validation on our folds, as a JSON line."""
+    from sklearn.model_selection import PredefinedSplit, cross_val_predict
+
+    from alphaseed.folds import stratified_folds
+
+    if peer == "sklearn":
+        from sklearn.svm import SVC
+    else:
+        import daal4py
+        from sklearnex.svm import SVC
+
+        daal4py.daalinit(threads if peer == "intelex" else 1)
+    X, y, entry, seed = load_case(dataset, subsample)
+    folds = stratified_folds(y, k, seed)
+    svc = SVC(C=entry["C"], gamma=entry["gamma"], tol=1e-3, cache_size=100.0, shrinking=True)
+    n_jobs = None if peer == "intelex" else threads
+    if n_jobs:
+        # Start the worker processes and their imports before the clock, as ours compile before.
+        few = np.concatenate([np.flatnonzero(y == label)[:4] for label in (-1, 1)])
+        cross_val_predict(svc, X[few], y[few], cv=2, n_jobs=n_jobs)
+    with Clock() as clock:
+        predicted = cross_val_predict(svc, X, y, cv=PredefinedSplit(folds), n_jobs=n_jobs)
+    return {"seconds": clock.seconds, "estimated": False, "iterations": np.nan,
+            "accuracy": 100.0 * float(np.mean(predicted == y)),
+            "kernel_mode": "", "cpu_per_wall": clock.cpu_per_wall,
+            "predictions": "".join("+" if p > 0 else "-" for p in predicted),
+            "peak_mb": peak_mb()}
+
+
+def run_triad() -> dict:
+    """Runs inside the child process: memory bandwidth (GB/s) of a STREAM triad at the
+    process's numba threads, the best of 5."""
+    from numba import njit, prange
+
+    @njit(parallel=True)
+    def triad(a, b, c, s):
+        for i in prange(a.size):
+            a[i] = b[i] + s * c[i]
+
+    a, b, c = (np.ones(1 << 25) for _ in range(3))   # 3 x 256 MB, far beyond any cache
+    triad(a, b, c, 3.0)
+    best = np.inf
+    for _ in range(5):
+        start = time.perf_counter()
+        triad(a, b, c, 3.0)
+        best = min(best, time.perf_counter() - start)
+    return {"triad_gbs": 3 * a.nbytes / best / 1e9}
+
+
+class Clock:
+    """Wall and processor seconds of a block (processor: every thread of this process)."""
+
+    def __enter__(self):
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self._wall
+        self.cpu_per_wall = (time.process_time() - self._cpu) / self.seconds
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def measure(args, dataset, subsample, k, method, mode, threads) -> dict:
+    """``method`` is ours, LibSVM or a peer (``mode`` is then ignored)."""
     rounds = args.libsvm_rounds if method == "libsvm" and args.libsvm_rounds else 0
     cmd = [sys.executable, __file__, "--one", dataset, str(subsample or 0), str(k), method, mode,
-           str(rounds)]
+           str(rounds), str(threads)]
     runs = []
     while True:
         runs.append(run_child(cmd, threads))
@@ -63,30 +166,46 @@ def measure(args, dataset, subsample, k, method, mode, threads) -> dict:
     row = pd.DataFrame(runs).median(numeric_only=True).to_dict()
     row.update(dataset=dataset if not subsample else f"{dataset}[{subsample}]", k=k,
                method=method, mode=runs[0]["kernel_mode"], requested_mode=mode,
-               threads=threads, runs=len(runs), estimated=runs[0]["estimated"])
+               threads=threads, runs=len(runs), estimated=runs[0]["estimated"],
+               predictions=runs[0]["predictions"])
     print(f"  {row['dataset']:>14} k={k:<4} {method:>6} {mode:>6} threads={threads} "
-          f"{row['seconds']:9.2f}s  iters={int(row['iterations'])}", file=sys.stderr, flush=True)
+          f"{row['seconds']:9.2f}s  iters={row['iterations']:.0f}  accuracy={row['accuracy']:.3f}", file=sys.stderr, flush=True)
     return row
 
 
-def with_ratios(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with ``vs_libsvm`` (LibSVM's seconds / the row's, same dataset, k and threads) and
-    ``vs_cold_same_mode`` (the cold start's in the same requested mode / the row's; none for LibSVM),
-    and ``estimated`` set wherever one of the times a row shows or divides by is estimated."""
+def with_ratios(table: pd.DataFrame, peers) -> pd.DataFrame:
+    """``table`` with ``vs_libsvm`` (LibSVM's seconds / the row's, same dataset, k and threads),
+    ``vs_cold_same_mode`` (the cold start's in the same requested mode / the row's; ours only),
+    ``vs_fastest_peer`` and ``fastest_peer`` (see the module doc), ``differs_from_cold``
+    (instances predicted otherwise than by our cold run) and ``floor_ratio`` (training time per
+    iteration / the triad's time for its bytes), and ``estimated`` set wherever one of the
+    times a row shows or divides by is estimated."""
     key = ["dataset", "k", "threads"]
 
-    def reference(method: str, keys: list[str]):
-        ref = table.loc[table.method == method, keys + ["seconds", "estimated"]]
+    def reference(rows, keys: list[str], column="seconds"):
+        ref = rows[keys + [column, "estimated"]].drop_duplicates(keys)
         merged = table[keys].merge(ref, on=keys, how="left")
-        return merged["seconds"].to_numpy(), merged["estimated"].fillna(False).to_numpy(dtype=bool)
+        return merged[column].to_numpy(), merged["estimated"].fillna(False).to_numpy(dtype=bool)
 
-    libsvm_seconds, libsvm_estimated = reference("libsvm", key)
-    cold_seconds, cold_estimated = reference("cold", key + ["requested_mode"])
-    against_cold = (table.method != "libsvm").to_numpy()
+    libsvm_seconds, libsvm_estimated = reference(table[table.method == "libsvm"], key)
+    cold = table[table.method == "cold"]
+    cold_seconds, cold_estimated = reference(cold, key + ["requested_mode"])
+    cold_predictions, _ = reference(cold, key, "predictions")
+    fastest = table[table.method.isin(peers)].sort_values("seconds")
+    peer_seconds, _ = reference(fastest, key)
+    peer_name, _ = reference(fastest, key, "method")
+    ours = ~table.method.isin(("libsvm", *PEERS)).to_numpy()
+    floor_us = 1e6 * table.bytes_per_iteration / (table.triad_gbs * 1e9)
     return table.assign(
         vs_libsvm=libsvm_seconds / table.seconds,
-        vs_cold_same_mode=np.where(against_cold, cold_seconds / table.seconds, np.nan),
-        estimated=table.estimated.astype(bool).to_numpy() | libsvm_estimated | (against_cold & cold_estimated),
+        vs_cold_same_mode=np.where(ours, cold_seconds / table.seconds, np.nan),
+        vs_fastest_peer=peer_seconds / table.seconds,
+        fastest_peer=peer_name,
+        differs_from_cold=[np.nan if not isinstance(c, str) else
+                           sum(a != b for a, b in zip(p, c))
+                           for p, c in zip(table.predictions, cold_predictions)],
+        floor_ratio=table.us_per_iteration / floor_us,
+        estimated=table.estimated.astype(bool).to_numpy() | libsvm_estimated | (ours & cold_estimated),
     )
 
 
@@ -95,38 +214,61 @@ def main() -> None:
     parser.add_argument("--cases", nargs="+", default=FULL, metavar="DATASET[@M]:K",
                         help="datasets (with an optional stratified sample size) and k")
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    parser.add_argument("--methods", nargs="+", default=["libsvm", "cold", "sir"],
+                        help="LibSVM and our methods (cold, sir, ...) in each mode")
+    parser.add_argument("--peers", nargs="*", default=list(PEERS), choices=PEERS)
     parser.add_argument("--repeats", type=int, default=3, help="runs of a short configuration")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, os.cpu_count()])
     parser.add_argument("--libsvm-rounds", type=int, metavar="R",
                         help="time LibSVM's first R rounds only and estimate its total")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "cv.csv")
-    parser.add_argument("--one", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--one", nargs=7, help=argparse.SUPPRESS)
+    parser.add_argument("--triad", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.triad:
+        print(json.dumps(run_triad()))
+        return
     if args.one:
-        dataset, subsample, k, method, mode, rounds = args.one
-        print(json.dumps(run_one(dataset, int(subsample) or None, int(k), method, mode,
-                                 int(rounds) or None)))
+        dataset, subsample, k, method, mode, rounds, threads = args.one
+        if method in PEERS:
+            result = run_peer(dataset, int(subsample) or None, int(k), method, int(threads))
+        else:
+            result = run_one(dataset, int(subsample) or None, int(k), method, mode,
+                             int(rounds) or None)
+        print(json.dumps(result))
         return
     if args.libsvm_rounds is not None and args.libsvm_rounds < 1:
         parser.error("--libsvm-rounds must be at least 1")
 
     rows = []
+    bandwidth = {t: run_child([sys.executable, __file__, "--triad"], t)["triad_gbs"]
+                 for t in sorted(set(args.threads))}
+    print(f"  triad GB/s by threads: {bandwidth}", file=sys.stderr, flush=True)
     for case in args.cases:
         name, k = case.split(":")
         dataset, _, subsample = name.partition("@")
         subsample, k = int(subsample) if subsample else None, int(k)
         for threads in sorted(set(args.threads)):
-            rows.append(measure(args, dataset, subsample, k, "libsvm", "cache", threads))
+            if "libsvm" in args.methods:
+                rows.append(measure(args, dataset, subsample, k, "libsvm", "cache", threads))
+            for peer in args.peers:
+                rows.append(measure(args, dataset, subsample, k, peer, "", threads))
             for mode in args.modes:
-                for method in ("cold", "sir"):
-                    rows.append(measure(args, dataset, subsample, k, method, mode, threads))
-    table = with_ratios(pd.DataFrame(rows))
+                for method in args.methods:
+                    if method != "libsvm":
+                        rows.append(measure(args, dataset, subsample, k, method, mode, threads))
+    table = pd.DataFrame(rows)
+    table["triad_gbs"] = table.threads.map(bandwidth)
+    table = with_ratios(table, args.peers)
     columns = ["dataset", "k", "threads", "method", "requested_mode", "mode", "seconds",
-               "vs_libsvm", "vs_cold_same_mode", "iterations", "accuracy", "kernel_seconds",
-               "peak_mb", "runs", "estimated"]
-    table = table[columns]
+               "vs_fastest_peer", "fastest_peer", "vs_libsvm", "vs_cold_same_mode",
+               "iterations", "accuracy", "differs_from_cold", "kernel_seconds",
+               "predict_seconds", "us_per_iteration", "bytes_per_iteration", "triad_gbs",
+               "floor_ratio", "cpu_per_wall", "peak_mb", "runs", "estimated"]
+    table = table.reindex(columns=columns)
     write_csv(table, args.out)
-    with pd.option_context("display.width", 200, "display.max_rows", 500):
+    with pd.option_context("display.width", 250, "display.max_rows", 500,
+                           "display.max_columns", 50):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print(f"\nwritten to {args.out}")
 

@@ -7,6 +7,9 @@ what PredefinedSplit does):
 - ``libsvm``: what LIBSVM's grid.py does, one LibSVM cross-validation per grid point
   (``cross_validate(method="libsvm")``, the real LibSVM, no reuse between points);
 - ``sklearn``: ``sklearn.model_selection.GridSearchCV(sklearn.svm.SVC(), n_jobs=...)``;
+- ``intelex``: the same with scikit-learn-intelex's ``SVC`` (``sklearnex.svm.SVC``, oneDAL;
+  nothing is patched, and it runs in its own process): each of the ``n_jobs`` workers runs
+  oneDAL on threads / n_jobs threads (joblib sets the workers' limit, which oneDAL reads);
 - ``cold``, ``seeded``: ``alphaseed.GridSearchCV`` with method ``cold`` and ``sir``.
 
 Each variant runs in a fresh subprocess with its thread counts set before numba and LibSVM
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,7 +34,7 @@ import numpy as np
 import pandas as pd
 from common import ROOT, load_case, run_child, write_csv
 
-VARIANTS = ("libsvm", "sklearn", "cold", "seeded")
+VARIANTS = ("libsvm", "sklearn", "intelex", "cold", "seeded")
 
 
 def log2_values(text: str) -> list[float]:
@@ -62,12 +66,22 @@ def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, n_job
         scores = [np.mean([r.n_correct / r.test_size for r in run.rounds]) for run in runs]
         iterations = sum(r.iterations for r in runs)
     else:
-        if variant == "sklearn":
+        if variant in ("sklearn", "intelex"):
             from sklearn.model_selection import GridSearchCV
-            from sklearn.svm import SVC
 
+            if variant == "sklearn":
+                from sklearn.svm import SVC
+            else:
+                import daal4py
+                from sklearnex.svm import SVC
+
+                # In this process (n_jobs = 1): the variant's threads, which run_child set.
+                daal4py.daalinit(int(os.environ["OMP_NUM_THREADS"]))
             search = GridSearchCV(SVC(), {"C": Cs, "gamma": gammas}, cv=splits, n_jobs=n_jobs,
                                   refit=False)
+            # The workers start and import before the clock, as our solver compiles before.
+            GridSearchCV(SVC(), {"C": Cs[:1], "gamma": gammas[:1]}, cv=splits, n_jobs=n_jobs,
+                         refit=False).fit(X, y)
         else:
             from alphaseed import SVC, GridSearchCV
             from alphaseed.smo import warmup

@@ -246,3 +246,21 @@ def test_folds_given_twice_or_not_at_all_are_refused():
     for kwargs in ({}, {"k": 5, "cv": 5}):
         with pytest.raises(ConfigError, match="exactly one"):
             cross_validate(X, y, 1.0, 0.2, method="cold", **kwargs)
+
+
+@pytest.mark.parametrize("integer_features", [False, True])
+def test_predictions_are_identical_in_every_kernel_mode(integer_features):
+    """Catches a Gram-matrix prediction that differs from the double-precision one anywhere:
+    a float32 sign kept near zero, or test and support vectors addressed by position in the
+    training set instead of by global index (the cache mode recomputes every value from X)."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(300, 6)) * 30
+    if integer_features:
+        X = (rng.random((300, 40)) < 0.1).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] + rng.normal(size=300) * 10 > 0, 1.0, -1.0)
+    runs = {mode: cross_validate(X, y, 4.0, 0.05 if integer_features else 1e-4, 5, "sir", seed=2,
+                                 kernel_mode=mode)
+            for mode in ("cache", "shared", "gram")}
+    for mode in ("shared", "gram"):
+        np.testing.assert_array_equal(runs[mode].predictions, runs["cache"].predictions)
+        assert runs[mode].iterations == runs["cache"].iterations

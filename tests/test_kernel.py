@@ -280,3 +280,42 @@ def test_sparse_dot_products_equal_dense_ones_on_any_integer_data(seed, n, d, de
     gamma = typical_gamma(X)
     np.testing.assert_array_equal(kernel_block(X, sq, gamma, every, every, csr),
                                   kernel_block(X, sq, gamma, every, every, dense_rows()))
+
+
+def test_gram_prediction_gives_the_double_precision_signs_even_at_zero(problem):
+    """Catches taking the sign from the Gram's float32 values without re-summing in double
+    precision where the sum is within float32 rounding of zero: with the offset set to a row's
+    double-precision sum (decision exactly 0, LibSVM predicts -1) or one rounding unit either
+    side, the float32 sum lands on either side of zero about half of the time. Also catches
+    re-summing the uncertain row alone: BLAS sums a row of one in another order than a row
+    of two, so the exact zero moves by a rounding unit."""
+    X, _ = problem
+    gram = KernelMatrix(X, 1e-4, mode="gram", memory_budget=1 << 30)
+    cache = KernelMatrix(X, 1e-4, mode="cache")
+    cols = np.arange(0, 400, 2)
+    weights = np.random.default_rng(8).normal(size=cols.size)
+    for row in range(1, 400, 13):
+        rows = np.array([row, (row + 200) % 400])
+        exact = gram.times_float64(rows, cols, weights)[0]
+        for offset in (exact, np.nextafter(exact, np.inf), np.nextafter(exact, -np.inf), 0.0):
+            expected = np.where(cache.times_float64(rows, cols, weights) - offset > 0, 1, -1)
+            np.testing.assert_array_equal(gram.decision_signs(rows, cols, weights, offset), expected)
+            np.testing.assert_array_equal(cache.decision_signs(rows, cols, weights, offset), expected)
+
+
+def test_a_gram_built_into_a_used_buffer_is_the_fresh_one(problem):
+    """Catches a Gram fill that leaves any value to the buffer's previous contents (the
+    diagonal, the mirrored half, a block's edge), as a fresh zeroed page would hide, and a
+    buffer of the wrong shape or type accepted."""
+    from alphaseed.kernel import prefaulted_gram
+
+    X, _ = problem
+    fresh = KernelMatrix(X, 1e-4, mode="gram", memory_budget=1 << 30).gram
+    used = prefaulted_gram(X.shape[0]).result()
+    used[:] = np.nan
+    built = KernelMatrix(X, 1e-4, mode="gram", memory_budget=1 << 30, gram_buffer=used)
+    assert built.gram is used
+    np.testing.assert_array_equal(built.gram, fresh)
+    with pytest.raises(SolverInputError, match="float32"):
+        KernelMatrix(X, 1e-4, mode="gram", memory_budget=1 << 30,
+                     gram_buffer=np.empty((400, 400)))

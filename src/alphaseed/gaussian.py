@@ -197,15 +197,20 @@ def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, csr, every):
                 K[j, i] = K[i, j]
 
 
-def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None):
+def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | None = None):
     """The full float32 kernel matrix in row blocks, each value computed once and mirrored.
 
     With ``use_blas`` (see ``blas_dots_are_exact``) a block's dot products come from one
     matrix product; ``dots`` (``dot_matrix``), when given, holds all of them already, for
-    several gammas over the same data. The values are the same every way.
+    several gammas over the same data. The values are the same every way. ``out``: an n x n
+    float32 array to fill (every value is written, whatever it held), else a new one.
     """
     n = X.shape[0]
-    K = np.empty((n, n), dtype=np.float32)
+    if out is not None and (out.shape != (n, n) or out.dtype != np.float32
+                            or not out.flags.c_contiguous):
+        raise SolverInputError(f"the Gram matrix of {n} instances needs a C-contiguous "
+                               f"({n}, {n}) float32 array, got {out.dtype} {out.shape}")
+    K = np.empty((n, n), dtype=np.float32) if out is None else out
     block = max(1, min(n, DOT_BLOCK_BYTES // (8 * max(n, 1))))
     no_dots = np.empty((0, 0))
     dense = dense_rows()

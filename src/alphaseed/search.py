@@ -139,8 +139,8 @@ def search_column(X, y, gamma, Cs, splits, method: str, kernel_mode: str = "auto
             point = results[C]
             point.fit_seconds[h] = time.perf_counter() - start
             start = time.perf_counter()
-            decision = smo.decision_values(kernel, y, train, solution.alpha, solution.rho, test)
-            point.scores[h] = np.mean(np.where(decision > 0, 1.0, -1.0) == y[test])
+            support, coef = smo.support_coefficients(y, train, solution.alpha)
+            point.scores[h] = np.mean(kernel.decision_signs(test, support, coef, solution.rho) == y[test])
             point.score_seconds[h] = time.perf_counter() - start
             point.iterations[h] = solution.iterations
             current[C] = solution

@@ -910,12 +910,17 @@ def _row_sums(rows, targets, sources, weights):
     return out
 
 
-def decision_values(kernel: KernelMatrix, y, train_index, alpha, rho, test_index) -> np.ndarray:
-    """sum_j y_j alpha_j K(x_j, x_t) - rho for each test instance (global indices)."""
+def support_coefficients(y, train_index, alpha) -> tuple[np.ndarray, np.ndarray]:
+    """(global indices of the support vectors, y_j alpha_j of each)."""
     train_index = np.asarray(train_index, dtype=np.int64)
     sv = alpha > 0
-    coef = (np.asarray(y, dtype=np.float64)[train_index] * alpha)[sv]
-    return kernel.times_float64(test_index, train_index[sv], coef) - rho
+    return train_index[sv], (np.asarray(y, dtype=np.float64)[train_index] * alpha)[sv]
+
+
+def decision_values(kernel: KernelMatrix, y, train_index, alpha, rho, test_index) -> np.ndarray:
+    """sum_j y_j alpha_j K(x_j, x_t) - rho for each test instance (global indices)."""
+    support, coef = support_coefficients(y, train_index, alpha)
+    return kernel.times_float64(test_index, support, coef) - rho
 
 
 def warmup() -> float:
@@ -931,6 +936,7 @@ def warmup() -> float:
         solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, cache_mb=1e-3,
               previous=(np.arange(24), first))
         decision_values(km, y, np.arange(24), first.alpha, first.rho, np.arange(4))
+        km.decision_signs(np.arange(4), np.arange(24), first.alpha, first.rho)
         km.times(np.arange(4), np.arange(24), np.ones((24, 2)))
     return time.perf_counter() - t0
 
