@@ -18,6 +18,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/cv.smk"
 include: "workflow/rules/search.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/studies.smk"
 
 
 rule all:
@@ -27,3 +28,4 @@ rule all:
         FIGURE_OUTPUTS,
         PUBLISH_OUTPUTS,
         SEARCH_TABLES,
+        STUDY_TABLES,

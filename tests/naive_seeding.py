@@ -20,6 +20,9 @@ module docstring (alphaseed/seeding/*.py), so that the two must agree to roundin
   their condition, never lets the index that just changed set trigger a zero-length event
   again, and stops after 100 steps.
 - TOP ranks every instance of S (not only SVs) by K(x_t, x_j), ties to the earlier position.
+- FULL leaves out each r of R in R's order as TOP leaves out t (every instance of S ranked by
+  K(x_r, x_s), ties to the earlier instance of S), then AdjustAlpha over the free S and all
+  of S.
 The twins read a seeding context only as plain data (index arrays, alphas, gradient, rho).
 """
 
@@ -215,6 +218,26 @@ def naive_top(ctx, K: np.ndarray) -> np.ndarray:
     return alpha if _balanced(y, alpha) else np.zeros_like(alpha)
 
 
+def naive_full(ctx, K: np.ndarray) -> np.ndarray:
+    """The full model's alpha without R: each removed r in turn hands y_r alpha_r to the most
+    similar instance of S (alpha_s up if y_s = y_r, down if not) up to its bound, the excess to
+    the next most similar, ..."""
+    alpha, y, shared_pos, _, prev, pos = _start(ctx)
+    for r in ctx.removed:
+        r = int(r)
+        left = prev[r]
+        # Python's sort is stable: ties keep the earlier instance of S.
+        for s in sorted((int(s) for s in ctx.shared), key=lambda s: -K[r, s]):
+            if left <= 0.0:
+                break
+            p = pos[s]
+            take = min(ctx.C - alpha[p] if ctx.y[s] == ctx.y[r] else alpha[p], left)
+            alpha[p] += take if ctx.y[s] == ctx.y[r] else -take
+            left -= take
+    free = [p for p in shared_pos if 0.0 < alpha[p] < ctx.C]
+    return adjust_alpha(alpha, y, ctx.C, [free, shared_pos])
+
+
 def _bordered_step(Q, y, free, pushed, push, trace):
     """(Delta alpha_M, Delta b) per unit eta keeping sum y alpha = 0 and f_i = b on M.
 
@@ -358,4 +381,4 @@ def naive_ato(ctx, K: np.ndarray, trace: dict | None = None) -> np.ndarray:
 
 
 NAIVE_SEEDERS = {"ato": naive_ato, "mir": naive_mir, "sir": naive_sir, "avg": naive_avg,
-                 "top": naive_top}
+                 "top": naive_top, "full": naive_full}

@@ -122,7 +122,7 @@ def test_same_seed_same_folds_iterations_and_predictions(method):
 
 
 @pytest.mark.parametrize("k, method", [(5, "ato"), (5, "mir"), (5, "sir"), ("loo", "sir"),
-                                       ("loo", "avg"), ("loo", "top")])
+                                       ("loo", "avg"), ("loo", "top"), (5, "full"), (2, "full")])
 def test_seeded_rounds_reach_the_cold_optimum(k, method):
     """Catches a seeded cross-validation whose rounds end elsewhere than cold's, or whose timing
     split misplaces the seeding and full-model time. Any feasible seed reaches the cold
@@ -134,8 +134,12 @@ def test_seeded_rounds_reach_the_cold_optimum(k, method):
     assert seeded.accuracy == cold.accuracy
     for mine, theirs in zip(seeded.rounds, cold.rounds):
         assert mine.objective == pytest.approx(theirs.objective, rel=1e-4)
-    assert seeded.rounds[0].seconds.seed == 0.0 or method in ("avg", "top")
-    assert (seeded.seconds_full_model > 0) == (method in ("avg", "top"))
+    from_full_model = method in ("avg", "top", "full")
+    assert seeded.rounds[0].seconds.seed == 0.0 or from_full_model
+    assert (seeded.seconds_full_model > 0) == from_full_model
+    assert (seeded.iterations_full_model > 0) == from_full_model
+    rounds = sum(r.iterations for r in seeded.rounds)
+    assert seeded.iterations == seeded.iterations_full_model + rounds
     assert seeded.seconds_init == pytest.approx(
         seeded.seconds_full_model + sum(r.seconds.seed for r in seeded.rounds))
 

@@ -30,7 +30,7 @@ def summarise(method: str, n_folds: int, seeds: list[float], rests: list[float],
     predictions = np.zeros(n, dtype=np.int8)
     predictions[: len(rounds)] = 1
     engine = SimpleNamespace(seconds_kernel=0.5, seconds_full_model=full_model, seconds_compile=0.0,
-                             seconds_conversion=0.0)
+                             seconds_conversion=0.0, iterations_full_model=0)
     settings = dict(method=method, k=n_folds, n_folds=n_folds, n=n, dim=2, seed=0, max_rounds=len(rounds),
                     kernel_mode="cache", C=1.0, gamma=0.5, eps=1e-3, cache_mb=100.0, shrinking=True)
     return _summarise(rounds, predictions, np.arange(n), np.ones(n), engine, "", settings)
@@ -48,7 +48,7 @@ def test_kfold_seeders_extrapolate_from_their_seeded_rounds_only(method):
     assert result.seconds_measured == 0.5 + 1.0 + 7.0
 
 
-@pytest.mark.parametrize("method", ["avg", "top"])
+@pytest.mark.parametrize("method", ["avg", "top", "full"])
 def test_full_model_seeders_extrapolate_from_every_round(method):
     """Catches dropping round 1 for avg/top as well: their round 1 is seeded from the full model like
     every other, so skipping it would give 1/3 s of seeding and 4/3 s of rest per round left."""

@@ -27,6 +27,7 @@ from alphaseed.experiments import (
     job_size,
     plan_summary,
     results_root,
+    studies,
     wall_minutes,
 )
 
@@ -47,17 +48,50 @@ def test_paper_config_lists_every_job_of_the_paper():
     # ATO at k = 10 on Heart and Madelon only: its path takes hours a round on Adult and Webdata
     assert len(paper["table1"]) == 4 * 4 + 2 and len(paper["table3"]) == 4 * 3 * 3 and len(paper["loo"]) == 4 * 7
     assert not any(j.dataset == "mnist" for kind_jobs in paper.values() for j in kind_jobs)
-    fast = [j for j in all_jobs(config) if j.kernel_mode == "auto"]
+    fast = [j for j in all_jobs(config, "paper") if j.kernel_mode == "auto"]
     # cold and sir at k = 3, 10, 100 and mir at k = 10, on all five sets; Table 1's k = 10 ones are among them
     assert len(fast) == 5 * (3 * 2 + 1)
     # Table 3's k = 10 runs are Table 1's
-    assert len(all_jobs(config)) == 18 + 36 + 28 - 4 * 3 + len(fast)
-    by_key = {(j.dataset, j.k, j.method): j for j in all_jobs(config) if j.kernel_mode != "auto"}
+    assert len(all_jobs(config, "paper")) == 18 + 36 + 28 - 4 * 3 + len(fast)
+    by_key = {(j.dataset, j.k, j.method): j for j in all_jobs(config, "paper") if j.kernel_mode != "auto"}
     assert by_key[("adult", "100", "libsvm")].max_rounds == 3
     assert by_key[("adult", "loo", "sir")].max_rounds == 2
     assert by_key[("heart", "loo", "sir")].max_rounds is None
     assert by_key[("madelon", "10", "sir")].kernel_mode == "cache"
     assert results_root(config) == Path("results/paper")
+
+
+def test_the_informative_study_runs_tables_1_and_3_on_the_scaled_datasets_apart_from_the_paper():
+    """Catches study runs mixed into the paper's tables (expand_experiments ignoring the study), a study job
+    missing from all_jobs (the pipeline would never run it), and the paper's datasets in the study."""
+    config = load_config(REPO / "config.yaml")
+    assert studies(config) == ["paper", "informative"]
+    paper = {j for jobs in expand_experiments(config).values() for j in jobs}
+    study = expand_experiments(config, "informative")
+    scaled = {"heart_scale", "madelon_scale", "mnist_scale"}
+    assert not {j.dataset for j in paper} & scaled and {j.dataset for j in study["table1"]} == scaled
+    faithful = {(j.k, j.method) for j in study["table1"] + study["table3"] if j.kernel_mode == "cache"}
+    assert faithful == {("10", m) for m in ("libsvm", "cold", "ato", "mir", "sir")} | {
+        (k, m) for k in ("3", "10", "100") for m in ("libsvm", "cold", "sir")}
+    assert {j.kernel_mode for j in study["table3"]} == {"cache", "auto"} and not study["loo"]
+    assert set(all_jobs(config)) == paper | {j for jobs in study.values() for j in jobs}
+    # Full mnist_scale: LibSVM and cold from their first round at k = 10 and 100, the seeders from
+    # two; k = 3 complete; ATO only on the two small sets (hours a round there)
+    cut = {(j.k, j.method, j.kernel_mode): j.max_rounds for j in all_jobs(config, "informative")
+           if j.dataset == "mnist_scale"}
+    assert cut[("10", "libsvm", "cache")] == cut[("100", "cold", "cache")] == 1
+    assert cut[("10", "sir", "cache")] == cut[("10", "sir", "auto")] == 2
+    assert cut[("3", "libsvm", "cache")] is None and ("10", "ato", "cache") not in cut
+
+
+def test_a_job_shared_across_studies_must_agree_in_both():
+    """Catches the settings check done within one study only: the same run record would serve two
+    settings, and which one ran would depend on the order of the experiments."""
+    config = load_config(REPO / "config.yaml")
+    config["experiments"]["table1_informative"]["datasets"].append("heart")
+    config["experiments"]["table1_informative"]["subsample"] = {"heart": 100}
+    with pytest.raises(ConfigError, match="heart at k = 10"):
+        expand_experiments(config)
 
 
 @pytest.mark.parametrize("profile", ["quick", "ci"])
@@ -74,6 +108,17 @@ def test_quick_profile_subsamples():
     assert jobs[("heart", "10", "sir")].subsample is None
     assert jobs[("madelon", "loo", "sir")].subsample == 300
     assert {j.k for j in all_jobs(config) if j.method == "libsvm"} == {"3", "10", "30", "loo"}
+
+
+def test_quick_profile_runs_the_informative_study_on_samples():
+    """Catches a quick profile that would run the study on full mnist_scale (hours a job), keep the full
+    config's 2-round estimates where the sample runs every round, or run k = 100."""
+    config = load_config(REPO / "config.yaml", overrides=_overlay("quick"))
+    study = all_jobs(config, "informative")
+    assert {j.dataset: j.subsample for j in study} == {"heart_scale": None, "madelon_scale": 1000,
+                                                       "mnist_scale": 2000}
+    assert {(j.dataset, j.method, j.max_rounds) for j in study if j.max_rounds} == {("mnist_scale", "ato", 3)}
+    assert {j.k for j in study} == {"3", "10"}
 
 
 def test_record_path_names_the_kernel_mode():
@@ -162,7 +207,7 @@ def test_exhaustive_profile_runs_every_round_of_every_paper_row():
     config = load_config(REPO / "config.yaml", overrides=_overlay("exhaustive"))
     jobs = all_jobs(config)
     assert all(job.max_rounds is None for job in jobs)
-    paper = [j for j in jobs if j.kernel_mode == "cache" or j.method == "libsvm"]
+    paper = [j for j in all_jobs(config, "paper") if j.kernel_mode == "cache" or j.method == "libsvm"]
     assert len(paper) == 25 + 45 + 35 - 5 * 3
     assert results_root(config) == Path("results/exhaustive")
 

@@ -16,13 +16,14 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
+from alphaseed.cv import seed_context
 from alphaseed.kernel import KernelMatrix
-from alphaseed.seeding import LOO_ONLY, SEEDERS
+from alphaseed.seeding import FROM_FULL_MODEL, SEEDERS
 from alphaseed.smo import solve
 from naive_seeding import NAIVE_SEEDERS, gaussian_kernel
-from test_seeding import kfold_context, loo_context, training_set
+from test_seeding import assert_feasible, kfold_context, loo_context, training_set
 
-KFOLD_SEEDERS = sorted(set(SEEDERS) - LOO_ONLY)
+KFOLD_SEEDERS = sorted(set(SEEDERS) - FROM_FULL_MODEL)
 TWIN_SETTINGS = settings(max_examples=80, deadline=None,
                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 TRACED = ("ato", "mir")
@@ -107,6 +108,29 @@ def test_leave_one_out_seeds_equal_the_naive_twins(problem, data):
     assert_seeds_agree(ctx, gaussian_kernel(X, gamma), C, sorted(SEEDERS), f"{regime} loo")
 
 
+def full_model_context(kernel, y, C, order, h, max_iter=None):
+    """Round h's context under FULL: the model on every fold, round h's training set."""
+    everything = np.concatenate(order)
+    full = solve(kernel, y, everything, C, max_iter=max_iter)
+    return seed_context(kernel, y, C, everything, full, training_set(order, h))
+
+
+@TWIN_SETTINGS
+@given(problem=problems(), data=st.data())
+def test_full_model_kfold_seeds_equal_the_naive_twin(problem, data):
+    """Catches FULL departing from its description for a k-fold round: alpha_r handed to the
+    other label or to the least similar instance, past C, in another donor order, the removed
+    alphas dropped instead of placed, ties broken the other way, or the rest balanced over
+    other instances than the free SVs."""
+    regime, X, y, C, gamma, max_iter = problem
+    event(regime)
+    kernel = KernelMatrix(X, gamma)
+    order = uneven_folds(data, y.size)
+    ctx = full_model_context(kernel, y, C, order, data.draw(st.integers(1, len(order))), max_iter)
+    assert_seeds_agree(ctx, gaussian_kernel(X, gamma), C, ["full"], f"{regime} full k-fold")
+    assert_feasible(SEEDERS["full"](ctx), y[ctx.next_index], C)
+
+
 def regime_problem(regime: str, seed: int):
     """A fixed problem of ``regime`` for the deterministic tests below."""
     rng = np.random.default_rng(seed)
@@ -150,6 +174,8 @@ def test_the_twin_comparison_is_not_vacuous(seed):
             assert trace["decided_by_rounding"] is None, (name, h, trace["decided_by_rounding"])
         assert_seeds_agree(ctx, K, C, KFOLD_SEEDERS, f"round {h}")
         prev = solve(kernel, y, ctx.next_index, C)
+    for h in range(1, 6):
+        assert_seeds_agree(full_model_context(kernel, y, C, order, h), K, C, ["full"], f"full {h}")
     full = solve(kernel, y, np.arange(y.size), C)
     for t in range(0, y.size, 7):
         assert_seeds_agree(loo_context(kernel, y, C, full, t), K, C, sorted(SEEDERS), f"loo {t}")

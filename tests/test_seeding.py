@@ -8,11 +8,13 @@ import pytest
 from alphaseed.cv import cross_validate
 from alphaseed.errors import SeedingError
 from alphaseed.kernel import KernelMatrix
-from alphaseed.seeding import LOO_ONLY, SEEDERS, SeedContext, adjust_alpha, ato, mir, water_fill
+from alphaseed.seeding import (FROM_FULL_MODEL, LOO_ONLY, SEEDERS, SeedContext, adjust_alpha, ato,
+                               mir, water_fill)
 from alphaseed.seeding.adjust import signed_bounds
 from alphaseed.smo import solve
 
-KFOLD_SEEDERS = sorted(set(SEEDERS) - LOO_ONLY)
+# The seeders that chain the rounds: round h seeded from round h - 1.
+KFOLD_SEEDERS = sorted(set(SEEDERS) - FROM_FULL_MODEL)
 
 
 def assert_feasible(alpha: np.ndarray, y: np.ndarray, C: float) -> None:
@@ -268,6 +270,15 @@ def test_leave_one_out_seeders_reject_a_kfold_context(small_problem):
             SEEDERS[name](ctx)
 
 
+def test_the_full_model_seeder_rejects_a_chained_context(small_problem):
+    """Catches FULL silently seeding a round that adds instances (round h from round h - 1),
+    where their alphas would stay at zero."""
+    kernel, y, C, order = small_problem
+    prev = solve(kernel, y, training_set(order, 1), C)
+    with pytest.raises(SeedingError, match="only removes"):
+        SEEDERS["full"](kfold_context(kernel, y, C, order, 2, prev))
+
+
 def test_inconsistent_index_sets_are_rejected(small_problem):
     """Catches a seeder trusting a context whose S, R and T do not fit the training sets."""
     kernel, y, C, order = small_problem
@@ -280,8 +291,9 @@ def test_inconsistent_index_sets_are_rejected(small_problem):
 
 def test_registry_names_every_method():
     """Catches a seeder missing from the registry the CLI and the pipeline read."""
-    assert set(SEEDERS) == {"ato", "mir", "sir", "avg", "top"}
+    assert set(SEEDERS) == {"ato", "mir", "sir", "avg", "top", "full"}
     assert set(LOO_ONLY) == {"avg", "top"}
+    assert set(FROM_FULL_MODEL) == {"avg", "top", "full"}
 
 
 # --- Warm starts reach the cold optimum -------------------------------------------------------

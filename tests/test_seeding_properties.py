@@ -12,11 +12,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from alphaseed.kernel import KernelMatrix
-from alphaseed.seeding import LOO_ONLY, SEEDERS
+from alphaseed.cv import seed_context
+from alphaseed.seeding import FROM_FULL_MODEL, SEEDERS
 from alphaseed.smo import check_warm_start, solve
 from test_seeding import assert_feasible, kfold_context, loo_context, training_set
 
-KFOLD_SEEDERS = sorted(set(SEEDERS) - LOO_ONLY)
+KFOLD_SEEDERS = sorted(set(SEEDERS) - FROM_FULL_MODEL)
 PROPERTY_SETTINGS = settings(max_examples=120, deadline=None,
                              suppress_health_check=[HealthCheck.too_slow])
 
@@ -38,6 +39,14 @@ def problems(draw):
     return KernelMatrix(X, gamma), labels, C, max_iter
 
 
+def uneven_folds(data, n: int, min_k: int) -> list[np.ndarray]:
+    """Between min_k and 6 non-empty folds of random sizes over n instances."""
+    k = data.draw(st.integers(min_k, min(6, n)))
+    folds = np.array(data.draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
+    assume(np.bincount(folds, minlength=k).all())
+    return [np.flatnonzero(folds == h) for h in range(k)]
+
+
 @PROPERTY_SETTINGS
 @given(problem=problems(), data=st.data())
 def test_every_kfold_seed_is_feasible(problem, data):
@@ -45,11 +54,8 @@ def test_every_kfold_seed_is_feasible(problem, data):
     misaligned) on awkward problems: one label per fold, T without R's label, every alpha at a
     bound, a previous round stopped early. What the seed is worth is test_naive_twins' job."""
     kernel, y, C, max_iter = problem
-    n = y.size
-    k = data.draw(st.integers(3, min(6, n)))
-    folds = np.array(data.draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
-    assume(np.bincount(folds, minlength=k).all())
-    order = [np.flatnonzero(folds == h) for h in range(k)]
+    order = uneven_folds(data, y.size, 3)
+    k = len(order)
     h = data.draw(st.integers(2, k))
     prev = solve(kernel, y, training_set(order, h - 1), C, max_iter=max_iter)
     ctx = kfold_context(kernel, y, C, order, h, prev)
@@ -75,3 +81,21 @@ def test_every_leave_one_out_seed_is_feasible(problem, data):
         assert seed.shape == ctx.next_index.shape
         assert_feasible(seed, y_next, C)
         check_warm_start(seed, y_next, C)
+
+
+@PROPERTY_SETTINGS
+@given(problem=problems(), data=st.data())
+def test_every_full_model_kfold_seed_is_feasible(problem, data):
+    """Catches FULL returning an infeasible or misaligned seed for a k-fold round (a whole fold
+    removed from the full model) on the same awkward problems: a fold holding every SV of one
+    label, every alpha at C, a full model stopped early."""
+    kernel, y, C, max_iter = problem
+    order = uneven_folds(data, y.size, 2)
+    k = len(order)
+    everything = np.concatenate(order)
+    full = solve(kernel, y, everything, C, max_iter=max_iter)
+    train = training_set(order, data.draw(st.integers(1, k)))
+    seed = SEEDERS["full"](seed_context(kernel, y, C, everything, full, train))
+    assert seed.shape == train.shape
+    assert_feasible(seed, y[train], C)
+    check_warm_start(seed, y[train], C)

@@ -1,7 +1,7 @@
 """The seeders save SMO iterations, with the cold start's predictions (issue 14, item 3).
 
-Generated problems (scikit-learn, fixed seeds) run without the dataset mirror: SIR and MIR at
-k = 10, AVG and TOP at leave-one-out over the first LOO_ROUNDS rounds. The kernels are
+Generated problems (scikit-learn, fixed seeds) run without the dataset mirror: SIR, MIR and
+FULL at k = 10, AVG and TOP at leave-one-out over the first LOO_ROUNDS rounds. The kernels are
 informative (``test_generated_problems_are_informative``) and a fair share of the alphas are
 free, so the seeds have something to carry over. Iteration counts are deterministic (the solver
 follows LibSVM step for step), so the margins below are not flaky; they sit well under the
@@ -84,6 +84,37 @@ def test_leave_one_out_seeders_save_iterations_on_generated_problems(name, metho
     assert_saves_iterations(run(name, "loo", method), run(name, "loo", "cold"), LOO_MARGIN)
 
 
+FULL_MARGIN = 0.9      # FULL's iterations, the full model's included, at most this share of cold's
+FULL_ROUNDS_MARGIN = 0.75  # and its rounds' alone
+
+
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_full_model_seeder_saves_iterations_on_generated_problems(name):
+    """Catches FULL throwing the full model away (seed 0: its rounds cost cold's and the full
+    model comes on top), not counting the full model's iterations in the total, or a seed so far
+    from the round's optimum that the full model no longer pays (measured 0.72 to 0.81 of cold
+    with the full model, 0.62 to 0.70 without)."""
+    full, cold = run(name, 10, "full"), run(name, 10, "cold")
+    rounds = sum(r.iterations for r in full.rounds)
+    assert full.iterations == rounds + full.iterations_full_model > rounds
+    assert rounds <= FULL_ROUNDS_MARGIN * cold.iterations, (rounds, cold.iterations)
+    assert_saves_iterations(full, cold, FULL_MARGIN)
+
+
+def test_full_model_rounds_do_not_depend_on_each_other():
+    """Catches FULL chaining its rounds after all (seeding round h from round h - 1, or the full
+    model changed by a round): run in reverse order, every round takes the same iterations and
+    ends at the same objective."""
+    X, y, C, gamma = GENERATED["moons"]()
+    folds = run("moons", 10, "cold").folds
+    splits = [(np.flatnonzero(folds != h), np.flatnonzero(folds == h)) for h in range(10)]
+    forward = cross_validate(X, y, C, gamma, cv=splits, method="full")
+    backward = cross_validate(X, y, C, gamma, cv=splits[::-1], method="full")
+    assert [r.iterations for r in backward.rounds[::-1]] == [r.iterations for r in forward.rounds]
+    assert [r.objective for r in backward.rounds[::-1]] == [r.objective for r in forward.rounds]
+    np.testing.assert_array_equal(backward.predictions, forward.predictions)
+
+
 # --- The paper's datasets (the mirror) -------------------------------------------------------
 
 PAPER_SETTINGS = {"heart": (2182.0, 0.2), "madelon": (1.0, 0.7071), "adult": (100.0, 0.5)}
@@ -102,11 +133,13 @@ def paper_problem(real_dataset, name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PAPER_SETTINGS))
 def test_seeders_save_iterations_on_the_paper_datasets(real_dataset, name):
-    """Catches a seeder that helps on generated data only: SIR and MIR at k = 10, AVG and TOP
+    """Catches a seeder that helps on generated data only: SIR, MIR and FULL (the full model's
+    iterations included) at k = 10, AVG and TOP
     over the first leave-one-out rounds, on Heart, Madelon and an Adult sample, must take fewer
     iterations than cold and reach the same accuracy (the paper's Table 1 and Figure 2)."""
     X, y, C, gamma = paper_problem(real_dataset, name)
-    for k, methods, max_rounds in ((10, ("sir", "mir"), None), ("loo", ("avg", "top"), LOO_ROUNDS)):
+    for k, methods, max_rounds in ((10, ("sir", "mir", "full"), None),
+                                   ("loo", ("avg", "top"), LOO_ROUNDS)):
         cold = cross_validate(X, y, C, gamma, k, "cold", max_rounds=max_rounds)
         for method in methods:
             seeded = cross_validate(X, y, C, gamma, k, method, max_rounds=max_rounds)

@@ -306,3 +306,24 @@ def test_estimated_runs_take_iterations_and_accuracy_from_the_complete_fast_run(
     note = " ".join(tables.table_notes(frame.reset_index(), "Test CPU"))
     assert "libsvm on mnist (k = 10) from cold (auto); cold on mnist (k = 10) from cold (auto)" in note
     assert "mir on mnist (k = 10) from" not in note
+
+
+def test_a_study_beyond_the_paper_writes_its_own_tables_without_empty_paper_rows(tmp_path):
+    """Catches a study's tables written over the paper's (table1.md instead of table1_informative.md), a
+    dataset the paper never used shown with an empty paper row beside it, and SV shares computed over the
+    test instances or without the bounded ones taken out (the records have 5 SVs, 1 bounded, of 36)."""
+    records = [make_record("heart_scale", 10, m, s, 10) for m, s in (("libsvm", 0.4), ("cold", 0.2), ("sir", 0.1))]
+    out = tmp_path / "tables"
+    written = {p.name for p in tables.write_tables({"table1": write_records(tmp_path / "t1", records)},
+                                                   PAPER_RESULTS, out, study="informative")}
+    assert {f"table1_informative.{ext}" for ext in tables.TABLE_FORMATS} <= written
+    assert {"table2_informative.md", "speedups_informative.md", "speedups_informative.html"} <= written
+    assert not any(name.startswith(("table1.", "paper_vs_reproduced")) for name in written)
+    table1 = (out / "table1_informative.md").read_text()
+    assert "Beyond the paper" in table1 and "| heart_scale | paper" not in table1
+    assert "| heart_scale | paper" not in (out / "table2_informative.md").read_text()
+    frame = pd.read_csv(out / "table1_informative.csv")
+    assert frame["sv_share"].tolist() == pytest.approx([100 * 5 / 36] * 3)
+    assert frame["free_sv_share"].tolist() == pytest.approx([100 * 4 / 36] * 3)
+    speedups = (out / "speedups_informative.md").read_text()
+    assert "libsvm/method (this run)" in speedups and "free SVs % (this run)" in speedups and "11.11" in speedups

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .errors import AlphaseedError, ConfigError
 
-METHODS = ("libsvm", "cold", "ato", "mir", "sir", "avg", "top")
+METHODS = ("libsvm", "cold", "ato", "mir", "sir", "avg", "top", "full")
 SEARCH_METHODS = ("cold", "ato", "mir", "sir")
 
 

@@ -90,7 +90,18 @@ def validate_config(config: dict, schema: str | os.PathLike) -> dict:
     _check_finite(config, "")
     _check_sizes(config)
     _check_searches(config)
+    _check_scales(config)
     return config
+
+
+def _check_scales(config: dict) -> None:
+    for name, entry in config["datasets"].items():
+        scale = entry.get("scale")
+        if scale is not None and not scale["lower"] < scale["upper"]:
+            raise ConfigError(
+                f"config key 'datasets.{name}.scale': lower ({scale['lower']}) must be below "
+                f"upper ({scale['upper']})"
+            )
 
 
 def _check_searches(config: dict) -> None:

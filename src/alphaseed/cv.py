@@ -13,9 +13,11 @@ sets in this order.
   overlap): the rounds run in the order given, and each seeded round starts from the previous
   one with S = the instances of both training sets, R = those of the previous only, T = those
   of the next only; the k-fold rounds are the special case above.
-- `avg`, `top` (leave-one-out only): one model is trained on all n instances first (its time is
-  reported as ``seconds_full_model`` and counts in ``init``); the round that leaves out t starts
-  from that model with R = {t} and T empty.
+- `avg`, `top` (leave-one-out only) and `full` (any folds): one model is trained on all
+  instances first (every instance of a training set, in dataset order); its time is reported
+  as ``seconds_full_model`` and counts in ``init``, its iterations as ``iterations_full_model``
+  and in ``iterations``. The round that trains on X starts from that model with R = the
+  instances X lacks and T empty (R = {t} at leave-one-out), so no round depends on another.
 
 Our methods read kernel values through ``KernelMatrix`` in ``kernel_mode`` (default ``auto``:
 the Gram matrix when it fits the memory budget, else ``shared``; ``cache`` is LibSVM's
@@ -30,8 +32,8 @@ compilation happens before timing and is reported as ``seconds_compile``. For `l
 run; ``seconds``, ``seconds_init`` and ``seconds_rest`` are then the measured figure plus the
 mean per-round figure times the rounds left (``estimated`` is true), while accuracy and
 iterations are over the rounds run. The mean is over the rounds run that are like the rounds
-left: every round for `libsvm`, `cold`, `avg` and `top` (whose every round is seeded from the
-full model), but only the seeded rounds 2..R for `ato`, `mir` and `sir`, whose cold round 1
+left: every round for `libsvm`, `cold`, `avg`, `top` and `full` (whose every round is seeded
+from the full model), but only the seeded rounds 2..R for `ato`, `mir` and `sir`, whose cold round 1
 would inflate ``rest`` and deflate ``init``. Those methods therefore refuse ``max_rounds = 1``
 (no seeded round to extrapolate from) unless that already covers every round.
 """
@@ -110,7 +112,7 @@ class CVResult:
     n_tested: int
     n_correct: int
     predictions: np.ndarray    # int8, +-1 per instance in dataset order, 0 where not tested
-    iterations: int            # total over the rounds run
+    iterations: int            # total over the rounds run and the full model
     seconds: float             # total; estimated when `estimated`
     seconds_measured: float
     seconds_init: float
@@ -119,6 +121,7 @@ class CVResult:
     seconds_kernel: float
     seconds_conversion: float
     seconds_full_model: float
+    iterations_full_model: int
     estimated: bool
     iteration_cap_hit: bool
     folds: np.ndarray          # fold of each instance, 0..n_folds-1
@@ -173,13 +176,12 @@ def cross_validate(
         # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
         raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
 
-    order = [test for _, test in splits]
     options = dict(C=float(C), gamma=float(gamma), eps=float(eps),
                    cache_mb=float(cache_mb), shrinking=bool(shrinking))
     if method == LIBSVM:
         engine = _LibsvmEngine(X, y, **options)
     else:
-        engine = _SolverEngine(X, y, method, order, kernel_mode, **options)
+        engine = _SolverEngine(X, y, method, splits, kernel_mode, **options)
 
     predictions = np.zeros(n, dtype=np.int8)
     rounds: list[RoundRecord] = []
@@ -221,7 +223,7 @@ def _summarise(rounds, predictions, folds, y, engine, started, settings) -> CVRe
         n_tested=n_tested,
         n_correct=n_correct,
         predictions=predictions,
-        iterations=int(sum(r.iterations for r in rounds)),
+        iterations=engine.iterations_full_model + int(sum(r.iterations for r in rounds)),
         seconds=float(engine.seconds_kernel + init + rest),
         seconds_measured=float(measured),
         seconds_init=float(init),
@@ -230,6 +232,7 @@ def _summarise(rounds, predictions, folds, y, engine, started, settings) -> CVRe
         seconds_kernel=engine.seconds_kernel,
         seconds_conversion=engine.seconds_conversion,
         seconds_full_model=engine.seconds_full_model,
+        iterations_full_model=engine.iterations_full_model,
         estimated=rounds_left > 0,
         iteration_cap_hit=any(r.iteration_cap_hit for r in rounds),
         folds=folds,
@@ -249,6 +252,7 @@ class _LibsvmEngine:
         self.kernel_mode = PAPER_KERNEL_MODE
         self._param = baseline.libsvm_parameter(C, gamma, eps, cache_mb, shrinking)
         self.seconds_kernel = self.seconds_full_model = self.seconds_conversion = 0.0
+        self.iterations_full_model = 0
 
     def compile(self) -> None:
         self.seconds_compile = self._baseline.warmup()
@@ -274,24 +278,26 @@ class _LibsvmEngine:
 
 
 class _SolverEngine:
-    """Our solver, cold or seeded; `prepare` builds the kernel and, for avg/top, the full model."""
+    """Our solver, cold or seeded; `prepare` builds the kernel and, for avg/top/full, the full
+    model."""
 
-    def __init__(self, X, y, method, order, kernel_mode, C, gamma, eps, cache_mb, shrinking):
+    def __init__(self, X, y, method, splits, kernel_mode, C, gamma, eps, cache_mb, shrinking):
         from . import smo
 
         self._smo = smo
-        self._X, self._y, self._method, self._order = X, y, method, order
+        self._X, self._y, self._method, self._splits = X, y, method, splits
         self._gamma = gamma
         self.kernel_mode = kernel_mode
         self._solve_options = dict(C=C, eps=eps, cache_mb=cache_mb, shrinking=shrinking)
         self.dim = int(X.shape[1])
         self.seconds_conversion = self.seconds_full_model = 0.0
+        self.iterations_full_model = 0
         self._seeder = None
         self._from_full_model = False
         if method != COLD:
-            seeders, loo_only = _seeders()
+            seeders, _, from_full_model = _seeders()
             self._seeder = seeders[method]
-            self._from_full_model = method in loo_only
+            self._from_full_model = method in from_full_model
         self._previous = None   # (training index, SolveResult) of the round seeding the next
 
     def compile(self) -> None:
@@ -305,10 +311,11 @@ class _SolverEngine:
         self.seconds_kernel = time.perf_counter() - start
         self.kernel_mode = self.kernel.mode
         if self._from_full_model:
-            everything = np.concatenate(self._order)
+            everything = _full_training_set(self._splits)
             start = time.perf_counter()
             self._previous = (everything, self._solve(everything, None))
             self.seconds_full_model = time.perf_counter() - start
+            self.iterations_full_model = int(self._previous[1].iterations)
 
     def _solve(self, index, alpha0, previous=None):
         return self._smo.solve(self.kernel, self._y, index, alpha0=alpha0, previous=previous,
@@ -374,9 +381,16 @@ def seed_context(kernel, y, C, prev_index, prev, next_index):
 
 
 def _seeders():
-    from .seeding import LOO_ONLY, SEEDERS
+    from .seeding import FROM_FULL_MODEL, LOO_ONLY, SEEDERS
 
-    return SEEDERS, LOO_ONLY
+    return SEEDERS, LOO_ONLY, FROM_FULL_MODEL
+
+
+def _full_training_set(splits) -> np.ndarray:
+    """The full model's instances: every instance of a training set (for k-fold and
+    leave-one-out, every instance), in dataset order, so that the model does not depend on the
+    order of the rounds."""
+    return np.unique(np.concatenate([train for train, _ in splits]))
 
 
 def _labels(y) -> np.ndarray:
@@ -407,20 +421,20 @@ def _check_method(method: str, leave_one_out: bool, n_folds: int | None) -> None
     """``n_folds`` is None for custom splits, whose rounds may share anything."""
     if method in (LIBSVM, COLD):
         return
-    seeders, loo_only = _seeders()
+    seeders, loo_only, from_full_model = _seeders()
     if method not in seeders:
         known = ", ".join([LIBSVM, COLD, *sorted(seeders)])
         raise ConfigError(f"unknown method {method!r}; choose one of {known}")
     if method in loo_only and not leave_one_out:
         raise ConfigError(f"method {method!r} is for leave-one-out only: use k='loo'")
-    if n_folds is not None and n_folds < 3:
+    if n_folds is not None and n_folds < 3 and method not in from_full_model:
         raise ConfigError(f"method {method!r} needs k >= 3 (k = 2 shares no fold between rounds)")
 
 
 def _cold_first_round(method: str) -> bool:
     """A k-fold seeder: round 1 is cold, the later rounds are seeded from the round before."""
-    seeders, loo_only = _seeders()
-    return method in seeders and method not in loo_only
+    seeders, _, from_full_model = _seeders()
+    return method in seeders and method not in from_full_model
 
 
 def _rounds_to_run(max_rounds, n_folds: int, method: str) -> int:

@@ -7,8 +7,9 @@
    ``.xz``, ``.bz2`` or ``.gz`` appended; else the ``url``, downloaded to
    ``{data_dir}/downloads/`` (time-out, retries, progress bar, atomic rename);
 2. parse it with scikit-learn's ``load_svmlight_file`` (decompressing on the fly);
-3. map the raw labels to +1/-1 and verify the instance count, the largest feature index, the
-   label counts and the content fingerprint against the entry;
+3. apply the entry's transform (``scale``: LIBSVM's svm-scale, see ``svm_scale``), map the raw
+   labels to +1/-1 and verify the instance count, the largest feature index, the label counts
+   and the content fingerprint, all of the content as prepared, against the entry;
 4. write the arrays atomically.
 
 A failure at any step raises a ``DatasetError`` subclass and leaves nothing of the dataset in
@@ -252,6 +253,36 @@ def map_labels(raw: np.ndarray, mapping: dict, source: str | os.PathLike) -> np.
     return np.where(positive, 1, -1).astype(np.int8)
 
 
+# --- transforms -------------------------------------------------------------------------------
+
+
+def svm_scale(X: sp.spmatrix, lower: float, upper: float) -> sp.csr_matrix:
+    """Every feature scaled linearly to [lower, upper], as LIBSVM's ``svm-scale -l lower -u upper``
+    writes the file.
+
+    svm-scale's rules, kept so that raw ``heart`` becomes the official ``heart_scale`` bit for bit:
+    the minimum and maximum run over the whole file, an absent value counting as 0; a value
+    equal to them becomes exactly lower or upper; a constant feature is left out; and each value
+    is rounded to the 6 significant digits that svm-scale prints (``%g``). The shape is kept.
+    """
+    dense = X.toarray()
+    low, high = dense.min(axis=0), dense.max(axis=0)
+    varies = high > low
+    span = np.where(varies, high - low, 1.0)
+    scaled = lower + (upper - lower) * (dense - low) / span
+    scaled = np.where(dense == low, lower, np.where(dense == high, upper, scaled))
+    scaled[:, ~varies] = 0.0
+    printed = np.char.mod("%g", scaled).astype(np.float64)
+    return canonical_csr(sp.csr_matrix(printed))
+
+
+def apply_transform(entry: dict, X: sp.csr_matrix) -> sp.csr_matrix:
+    """The features as the entry's transform leaves them (none: unchanged)."""
+    if "scale" not in entry:
+        return X
+    return svm_scale(X, entry["scale"]["lower"], entry["scale"]["upper"])
+
+
 # --- verification -----------------------------------------------------------------------------
 
 
@@ -298,6 +329,8 @@ def verify(
         for side, label in (("positive", 1), ("negative", -1)):
             checks.append((f"{side} label count", entry["counts"][side], int(np.sum(y == label))))
     checks.append(("fingerprint", entry.get("fingerprint"), found_fingerprint))
+    if "scale" in entry:
+        source = f"{source}, as scaled to [{entry['scale']['lower']:g}, {entry['scale']['upper']:g}]"
     for check, expected, found in checks:
         if expected is not None and expected != found:
             raise VerificationError(
@@ -326,6 +359,7 @@ def prepare_dataset(name: str, config: dict) -> Path:
     log.info("dataset %s: parsing %s", name, source)
     try:
         X, raw_labels = parse_libsvm(source)
+        X = apply_transform(entry, X)
         y = map_labels(raw_labels, entry["labels"], source)
         found_fingerprint = verify(name, entry, X, raw_labels, y, source)
     except DatasetError as error:

@@ -4,7 +4,8 @@ An experiment is datasets x k x methods in one kernel mode, feeding one table ki
 ``table3`` or ``loo``). A job is identified by (dataset, k, method, kernel mode), which is also its
 run record's path; its settings (stratified subsample size, max_rounds) come from the experiment.
 The same job may serve several experiments (Table 1's k = 10 runs are Table 3's too), but only
-with the same settings, or the config is refused.
+with the same settings, or the config is refused. An experiment's ``study`` names the family of
+tables it feeds: ``paper`` (the default) the paper's, any other its own tables beside them.
 
 Each job also has an expected time (``expected_seconds``, Snakemake's ``runtime``) from a small
 cost model: the seconds of one round measured at full size or on subsamples, grown as a power of
@@ -21,6 +22,7 @@ from pathlib import Path
 from .errors import ConfigError
 
 TABLE_KINDS = ("table1", "table3", "loo")
+PAPER_STUDY = "paper"
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,16 @@ def _subsample(config: dict, experiment: dict, dataset: str) -> int | None:
     return own[dataset] if dataset in own else config.get("subsample", {}).get(dataset)
 
 
-def expand_experiments(config: dict) -> dict[str, list[Job]]:
-    """Jobs of each table kind, in config order, each job once per kind."""
+def studies(config: dict) -> list[str]:
+    """The studies of the config's experiments, in config order."""
+    return list(dict.fromkeys(e.get("study", PAPER_STUDY) for e in config.get("experiments", {}).values()))
+
+
+def expand_experiments(config: dict, study: str = PAPER_STUDY) -> dict[str, list[Job]]:
+    """Jobs of each table kind of one study, in config order, each job once per kind.
+
+    Every experiment is checked, whatever its study: a job shared across studies needs the same settings.
+    """
     jobs: dict[str, list[Job]] = {kind: [] for kind in TABLE_KINDS}
     seen: dict[tuple, tuple[str, Job]] = {}
     for name, experiment in config.get("experiments", {}).items():
@@ -80,16 +90,18 @@ def expand_experiments(config: dict) -> dict[str, list[Job]]:
                             f"{job.subsample}, max_rounds {first.max_rounds} vs {job.max_rounds}); make them agree"
                         )
                     seen.setdefault(identity, (name, job))
-                    if job not in jobs[experiment["table"]]:
+                    if experiment.get("study", PAPER_STUDY) == study and job not in jobs[experiment["table"]]:
                         jobs[experiment["table"]].append(job)
     return jobs
 
 
-def all_jobs(config: dict) -> list[Job]:
+def all_jobs(config: dict, study: str | None = None) -> list[Job]:
+    """Every job of one study, or of all studies (None), once."""
     unique: dict[tuple, Job] = {}
-    for jobs in expand_experiments(config).values():
-        for job in jobs:
-            unique.setdefault((job.dataset, job.k, job.stem), job)
+    for name in studies(config) if study is None else [study]:
+        for jobs in expand_experiments(config, name).values():
+            for job in jobs:
+                unique.setdefault((job.dataset, job.k, job.stem), job)
     return list(unique.values())
 
 
@@ -120,6 +132,7 @@ def job_mem_mb(n: int, dim: int, k: str, method: str, kernel_mode: str, cache_mb
         "sir": 256 * mib,
         "avg": 256 * mib,
         "top": 256 * mib,
+        "full": 256 * mib,
     }.get(method, 0)
     return math.ceil((500 * mib + features + kernel + seeding) / mib)
 

@@ -20,14 +20,14 @@ import pandas as pd
 from .atomic import atomic_path
 from .cv import PAPER_KERNEL_MODE
 from .errors import AlphaseedError
-from .experiments import TABLE_KINDS
+from .experiments import PAPER_STUDY, TABLE_KINDS
 from .summaries import read_run
 
 ESTIMATED = "\u2020"  # dagger: time extrapolated from the first max_rounds rounds
 CAP_HIT = "\u2021"  # double dagger: at least one round stopped at the solver's iteration cap
 NOT_AVAILABLE = "\u2014"
 
-METHOD_ORDER = ["libsvm", "cold", "avg", "top", "ato", "mir", "sir"]
+METHOD_ORDER = ["libsvm", "cold", "avg", "top", "ato", "mir", "sir", "full"]
 DATASET_ORDER = ["adult", "heart", "madelon", "mnist", "webdata"]
 SOURCES = ("this run", "paper")
 
@@ -142,7 +142,8 @@ def read_paper_results(path: str | os.PathLike) -> pd.DataFrame:
 RUN_COLUMNS = [
     "dataset", "k", "n_folds", "method", "kernel_mode", "label", "n", "dim", "C", "gamma", "subsample",
     "max_rounds", "seconds_init", "seconds_rest", "seconds_total", "seconds_measured_total", "iterations",
-    "accuracy", "rounds_run", "rounds_total", "rounds_capped", "estimated", "iteration_cap_hit", "cpu", "threads",
+    "accuracy", "rounds_run", "rounds_total", "rounds_capped", "estimated", "iteration_cap_hit", "sv_share",
+    "free_sv_share", "cpu", "threads",
 ]
 
 
@@ -150,6 +151,11 @@ def record_row(record: dict) -> dict:
     """One run (its record or its summary, ``alphaseed.summaries``) as a flat row of the runs frame."""
     summary, params, seconds = record["summary"], record["params"], record["summary"]["seconds"]
     kernel_mode = None if record["method"] == "libsvm" else record.get("kernel_mode")
+    # Shares of the training instances over the rounds run: with K (nearly) the identity every
+    # instance is a support vector; the free ones (0 < alpha < C) are what seeding has to place.
+    trained = sum(r["train_size"] for r in record["rounds"])
+    support = sum(r["n_sv"] for r in record["rounds"])
+    bounded = sum(r["n_bounded_sv"] for r in record["rounds"])
     return {
         "dataset": record["dataset"],
         "k": k_key(record["k"]),
@@ -174,6 +180,8 @@ def record_row(record: dict) -> dict:
         "rounds_capped": sum(bool(r["iteration_cap_hit"]) for r in record["rounds"]),
         "estimated": bool(summary["estimated"]),
         "iteration_cap_hit": bool(summary["iteration_cap_hit"]),
+        "sv_share": 100 * support / trained,
+        "free_sv_share": 100 * (support - bounded) / trained,
         "cpu": record.get("provenance", {}).get("cpu", "unknown CPU"),
         "threads": record.get("provenance", {}).get("threads"),
     }
@@ -414,11 +422,17 @@ def _wide(frame: pd.DataFrame, groups: list[tuple[str, list]], by_k: bool) -> pd
     header = [c[:3] for c in columns]
     if all(part == "" for _, _, part in header):
         header = [c[:2] for c in header]
-    return pd.DataFrame(
+    return without_empty_paper_rows(pd.DataFrame(
         cells,
         index=pd.MultiIndex.from_tuples(index, names=["dataset", "source"]),
         columns=pd.MultiIndex.from_tuples(header),
-    )
+    ))
+
+
+def without_empty_paper_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The table without the paper's row of a dataset the paper has no figure of (one beyond the paper)."""
+    empty = (table == NOT_AVAILABLE).all(axis=1) & (table.index.get_level_values("source") == "paper")
+    return table[~empty]
 
 
 def table1_wide(frame: pd.DataFrame) -> pd.DataFrame:
@@ -450,7 +464,7 @@ def table2_wide(frame: pd.DataFrame) -> pd.DataFrame:
         rows.append([row["dataset"], "paper", format_count(row["paper_n"]), format_count(row["paper_dim"]),
                      format_number(row["paper_C"]), format_number(row["paper_gamma"])])
     table = pd.DataFrame(rows, columns=["dataset", "source", "n", "dim", "C", "gamma"])
-    return table.set_index(["dataset", "source"])
+    return without_empty_paper_rows(table.set_index(["dataset", "source"]))
 
 
 def _flat(table: pd.DataFrame) -> pd.DataFrame:
@@ -509,6 +523,8 @@ def _long_columns(frame: pd.DataFrame, with_split: bool, with_iterations: bool, 
     if with_iterations:
         columns |= pair("iterations", format_count, "iterations")
         columns |= pair("accuracy", format_percent, "accuracy %")
+        for metric, name in (("sv_share", "SVs %"), ("free_sv_share", "free SVs %")):
+            columns[f"{name} (this run)"] = [_cell(metric, format_percent)(row, "this run") for row in rows]
     return pd.DataFrame(columns)
 
 
@@ -570,13 +586,23 @@ WIDE = {
 }
 
 
+def study_names(study: str) -> dict[str, str]:
+    """File stem of each table of a study: the paper's own names, another study's with its name appended."""
+    suffix = "" if study == PAPER_STUDY else f"_{study}"
+    names = {name: f"{name}{suffix}" for name in ("table1", "table2", "table3", "loocv")}
+    names["comparison"] = "paper_vs_reproduced" if study == PAPER_STUDY else f"speedups{suffix}"
+    return names
+
+
 def write_tables(groups: dict[str, list], paper_path: str | os.PathLike, out_dir: str | os.PathLike,
-                 formats=TABLE_FORMATS, with_comparison: bool = True) -> list[Path]:
+                 formats=TABLE_FORMATS, with_comparison: bool = True, study: str = PAPER_STUDY) -> list[Path]:
     """Write table1/2/3, loocv (CSV, Markdown, LaTeX, HTML, or ``formats``) and paper_vs_reproduced (Markdown,
     HTML) unless not ``with_comparison``.
 
     ``groups`` maps a table kind (``table1``, ``table3``, ``loo``) to the run record (or summary) paths of the
-    experiments that feed it. Table 2 describes the datasets of Table 1's runs.
+    experiments that feed it. Table 2 describes the datasets of Table 1's runs. A ``study`` other than the
+    paper's writes the same tables under the names of ``study_names`` (``table1_{study}``, ...,
+    ``speedups_{study}``), so that its runs never mix into the paper's rows.
     """
     if not groups.get("table1"):
         raise AlphaseedError("Table 1 needs at least one run record: add a table1 experiment to the config")
@@ -586,11 +612,14 @@ def write_tables(groups: dict[str, list], paper_path: str | os.PathLike, out_dir
     frames = {kind: comparison(frame, paper, kind) for kind, frame in runs.items()}
     datasets = table2(runs["table1"], paper)
     cpu = ", ".join(sorted(runs["table1"]["cpu"].dropna().unique())) or "an unknown CPU"
-    outputs = {"table2": (datasets, table2_wide(datasets), CAPTIONS["table2"])}
+    beyond = [] if study == PAPER_STUDY else [f"Beyond the paper (study {study}; the paper has no figure of its datasets)."]
+    outputs = {"table2": (datasets, table2_wide(datasets), " ".join([*beyond, CAPTIONS["table2"]]))}
     for name, (kind, wide) in WIDE.items():
         if kind in frames:
-            caption = " ".join([CAPTIONS[name], *table_notes(frames[kind], cpu)])
+            caption = " ".join([*beyond, CAPTIONS[name], *table_notes(frames[kind], cpu)])
             outputs[name] = (frames[kind], wide(frames[kind]), caption)
+    names = study_names(study)
+    outputs = {names[name]: output for name, output in outputs.items()}
     written = []
     for name, (frame, wide, caption) in outputs.items():
         renderings = {
@@ -605,7 +634,8 @@ def write_tables(groups: dict[str, list], paper_path: str | os.PathLike, out_dir
     if not with_comparison:
         return written
     notes, sections = comparison_document(frames, datasets)
+    title = "Paper vs this run" if study == PAPER_STUDY else f"Beyond the paper, study {study}: figures and speedups"
     for ext, render in (("md", document_markdown), ("html", document_html)):
-        write_text(out_dir / f"paper_vs_reproduced.{ext}", render("Paper vs this run", notes, sections))
-        written.append(out_dir / f"paper_vs_reproduced.{ext}")
+        write_text(out_dir / f"{names['comparison']}.{ext}", render(title, [*beyond, *notes], sections))
+        written.append(out_dir / f"{names['comparison']}.{ext}")
     return written
