@@ -10,8 +10,9 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install -e '.[test]'
 	touch $(STAMP)
 
+# PYTEST_ARGS: extra pytest options (.ci/run passes --hypothesis-profile=ci).
 test: $(STAMP)
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # make results: the quick profile (workflow/configs/quick.yaml) -> results/quick/;
 # make results PROFILE=paper: the paper's full setting (config.yaml alone) -> results/paper/.

@@ -11,7 +11,8 @@ Where the paper leaves a step open, each twin makes the choice documented in the
 module docstring (alphaseed/seeding/*.py), so that the two must agree to rounding:
 - AdjustAlpha moves T first, then the free SVs of S, then all of S, and falls back to the cold
   start (alpha' = 0) when even that cannot balance sum y alpha'.
-- MIR uses the rows of S only (not R) and the minimum-norm least-squares solution.
+- MIR uses the rows of S only (not R) and the minimum-norm least-squares solution; it reports
+  the system as decided by rounding when float64 drops a singular value that is not exactly 0.
 - SIR skips r with alpha_r = 0, drops an r without a same-label partner, and takes any
   same-label t (K = 0 included), the first in T's order on ties.
 - ATO moves b along the path (the bordered system), lets an added instance that already meets
@@ -26,6 +27,8 @@ The twins read a seeding context only as plain data (index arrays, alphas, gradi
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 
@@ -43,6 +46,23 @@ def gaussian_kernel(X: np.ndarray, gamma: float) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     distances = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
     return np.exp(-gamma * distances).astype(np.float32).astype(np.float64)
+
+
+def exact_rank(A: np.ndarray) -> int:
+    """The rank of ``A`` in exact rational arithmetic (its float64 entries taken as exact)."""
+    rows = [[Fraction(float(v)) for v in row] for row in A]
+    rank = 0
+    for col in range(A.shape[1]):
+        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        for r in range(rank + 1, len(rows)):
+            if rows[r][col] != 0:
+                factor = rows[r][col] / rows[rank][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[rank])]
+        rank += 1
+    return rank
 
 
 def _position(index: np.ndarray) -> dict[int, int]:
@@ -139,7 +159,8 @@ def naive_mir(ctx, K: np.ndarray, trace: dict | None = None) -> np.ndarray:
     """Eq. 13 in the paper's Q form, solved in the least-squares sense (Eq. 14), then AdjustAlpha.
 
     ``trace``, if given, receives "decided_by_rounding": why the least-squares solution is not
-    determined to 1e-9 (its matrix has a condition number above MIR_CONDITION_LIMIT), or None.
+    determined to 1e-9 (its matrix has a condition number above MIR_CONDITION_LIMIT, or float64
+    drops singular values that exact arithmetic keeps), or None.
     """
     trace = {} if trace is None else trace
     trace.update(decided_by_rounding=None)
@@ -156,11 +177,18 @@ def naive_mir(ctx, K: np.ndarray, trace: dict | None = None) -> np.ndarray:
         A = np.vstack((Q_ST, yy[T][None, :]))
         rhs = np.append(yy[S] * delta_f + Q_SR @ alpha_R, yy[R] @ alpha_R)
         alpha_T, _, rank, singular = np.linalg.lstsq(A, rhs, rcond=None)
-        # Exact rank deficiency (duplicate instances in T) is well defined: the minimum-norm
-        # solution. Only singular values that are small without being rounding noise are not.
+        # Exact rank deficiency (duplicate instances in T, a kernel row underflowing to zeros)
+        # is well defined: the minimum-norm solution. Two things are not: singular values kept
+        # that are small without being rounding noise, and singular values dropped as noise
+        # that are not zero. The latter come from kernel entries too small for float64 to see
+        # beside the row of ones (K_{s,t} = 2e-15 against 1): exact arithmetic keeps them and
+        # gives a different seed, and whether a float64 solver keeps them is up to its cutoff.
         kept = singular[:rank]
         if kept[0] / kept[-1] > MIR_CONDITION_LIMIT:
             trace["decided_by_rounding"] = f"least squares with condition number {kept[0] / kept[-1]:.3g}"
+        elif rank < min(A.shape) and exact_rank(A) > rank:
+            trace["decided_by_rounding"] = (f"least squares dropping nonzero singular values with "
+                                            f"{singular[rank] / singular[0]:.3g} of the largest")
         for t, a in zip(T, alpha_T):
             alpha[pos[int(t)]] = a
     return _kfold_adjust(alpha, y, ctx.C, shared_pos, added_pos)
