@@ -100,13 +100,14 @@ def test_a_benchmark_row_is_estimated_when_any_figure_in_it_is(bench_cv):
     Catches flagging rows whose figures are all measured (the other thread count, the other mode)."""
     def row(method, mode, threads, seconds, estimated=False):
         return dict(dataset="adult", k=10, threads=threads, method=method, requested_mode=mode, mode=mode,
-                    seconds=seconds, estimated=estimated)
+                    seconds=seconds, estimated=estimated, predictions=None, us_per_iteration=np.nan,
+                    bytes_per_iteration=np.nan, triad_gbs=np.nan)
 
     table = bench_cv.with_ratios(pd.DataFrame([
         row("libsvm", "cache", 1, 100.0, estimated=True), row("cold", "gram", 1, 50.0), row("sir", "gram", 1, 10.0),
         row("libsvm", "cache", 2, 80.0), row("cold", "gram", 2, 40.0, estimated=True), row("sir", "gram", 2, 8.0),
         row("cold", "shared", 2, 20.0), row("sir", "shared", 2, 4.0),
-    ]))
+    ]), peers=bench_cv.PEERS)
     assert table["estimated"].tolist() == [True, True, True, False, True, True, False, False]
     assert table["vs_libsvm"].tolist() == [1.0, 2.0, 10.0, 1.0, 2.0, 10.0, 4.0, 20.0]
     assert table["vs_cold_same_mode"].fillna(-1.0).tolist() == [-1.0, 1.0, 5.0, -1.0, 1.0, 5.0, 1.0, 5.0]
