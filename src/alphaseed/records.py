@@ -153,15 +153,23 @@ def read_run_record(path: str | os.PathLike) -> dict:
 
 
 def validate_run_record(record, source: str = "run record") -> None:
+    validate_versioned(record, RUN_RECORD_SCHEMA, "schema_version", SCHEMA_VERSION, source,
+                       "regenerate the record")
+
+
+def validate_versioned(document, schema: dict, version_key: str, version: int, source: str,
+                       remedy: str) -> None:
+    """Refuse a JSON document of another version (saying how to get this one), then one that
+    breaks ``schema``, naming the first offending key."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
-    if isinstance(record, dict) and record.get("schema_version") != SCHEMA_VERSION:
+    if isinstance(document, dict) and document.get(version_key) != version:
         raise RunRecordError(
-            f"{source}: schema_version is {record.get('schema_version')!r}, this alphaseed "
-            f"reads version {SCHEMA_VERSION}; regenerate the record"
+            f"{source}: {version_key} is {document.get(version_key)!r}, this alphaseed "
+            f"reads version {version}; {remedy}"
         )
-    error = best_match(Draft202012Validator(RUN_RECORD_SCHEMA).iter_errors(record))
+    error = best_match(Draft202012Validator(schema).iter_errors(document))
     if error is not None:
         key = ".".join(str(part) for part in error.absolute_path) or "<top level>"
         raise RunRecordError(f"{source}: key '{key}': {error.message}")

@@ -25,6 +25,7 @@ from .records import (
     RunRecordError,
     _plain,
     validate_run_record,
+    validate_versioned,
 )
 
 SUMMARY_VERSION = 1
@@ -86,18 +87,8 @@ def summarise(record: dict, wall_seconds: float | None = None) -> dict:
 
 
 def validate_summary(summary, source: str = "run summary") -> None:
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
-
-    if isinstance(summary, dict) and summary.get("summary_version") != SUMMARY_VERSION:
-        raise RunRecordError(
-            f"{source}: summary_version is {summary.get('summary_version')!r}, this alphaseed "
-            f"reads version {SUMMARY_VERSION}; regenerate the summary from its run record"
-        )
-    error = best_match(Draft202012Validator(SUMMARY_SCHEMA).iter_errors(summary))
-    if error is not None:
-        key = ".".join(str(part) for part in error.absolute_path) or "<top level>"
-        raise RunRecordError(f"{source}: key '{key}': {error.message}")
+    validate_versioned(summary, SUMMARY_SCHEMA, "summary_version", SUMMARY_VERSION, source,
+                       "regenerate the summary from its run record")
 
 
 def summary_text(summary: dict) -> str:
