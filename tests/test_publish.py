@@ -258,3 +258,19 @@ def test_publish_fills_the_readme_between_its_markers(runs, tmp_path):
     assert main(["publish", "--from", str(runs / "summaries"), "--out", str(elsewhere), "--paper",
                  str(PAPER_RESULTS), "--readme", str(readme)]) == 2
     assert not elsewhere.exists() and readme.read_text() == "no markers\n"
+
+
+def test_publish_by_hand_leaves_the_studies_beyond_the_paper_out_of_its_tables(runs, tmp_path):
+    """Catches `alphaseed publish` putting a study's runs (heart_scale, which config.yaml runs only in its
+    informative study) into the paper's tables and runs.csv, and a filter that drops other datasets too."""
+    folder = tmp_path / "reproduction"
+    shutil.copytree(runs / "summaries", folder / "runs")
+    data = _libsvm_file(tmp_path / "heart_scale.libsvm", seed=1)
+    assert main(["cv", "--data", str(data), "--C", "2", "--gamma", "0.5", "--k", "10", "--method", "sir",
+                 "--kernel-mode", "cache", "--out", str(tmp_path / "record.json"),
+                 "--summary", str(folder / "runs" / "heart_scale" / "k10" / "sir-cache.json")]) == 0
+    common = ["publish", "--from", str(folder / "runs"), "--out", str(folder), "--paper", str(PAPER_RESULTS)]
+    assert main(common + ["--config", str(REPO / "config.yaml")]) == 0
+    assert set(tables.pd.read_csv(folder / "runs.csv")["dataset"]) == {"toy"}
+    assert main(common + ["--config", str(tmp_path / "no-config.yaml")]) == 0
+    assert set(tables.pd.read_csv(folder / "runs.csv")["dataset"]) == {"toy", "heart_scale"}

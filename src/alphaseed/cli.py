@@ -149,6 +149,9 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("--paper", type=Path,
                          default=Path("workflow/resources/paper_results.csv"), metavar="CSV",
                          help="the paper's numbers (default: workflow/resources/paper_results.csv)")
+    publish.add_argument("--config", type=Path, default=Path("config.yaml"), metavar="FILE",
+                         help="datasets that only its studies beyond the paper run are left out of "
+                              "the paper's tables (default: config.yaml, when there is one)")
     publish.add_argument("--readme", type=Path, metavar="FILE",
                          help="also put Table 1, the leave-one-out figure and the links between the "
                               "reproduction markers of FILE (the project's README.md)")
@@ -280,9 +283,12 @@ def _kernel_facts(args) -> None:
 
 
 def _publish(args) -> None:
+    from .config import load_config
+    from .experiments import beyond_paper_datasets
     from .publish import publish_folder
 
-    written = publish_folder(args.runs, args.out, args.paper, args.kernel, args.readme)
+    studies_only = beyond_paper_datasets(load_config(args.config)) if args.config.is_file() else set()
+    written = publish_folder(args.runs, args.out, args.paper, args.kernel, args.readme, studies_only)
     print(f"{len(written)} files -> {args.out}")
 
 

@@ -66,6 +66,14 @@ def studies(config: dict) -> list[str]:
     return list(dict.fromkeys(e.get("study", PAPER_STUDY) for e in config.get("experiments", {}).values()))
 
 
+def beyond_paper_datasets(config: dict) -> set[str]:
+    """Datasets that only the studies beyond the paper run: their runs go to those studies' tables."""
+    datasets: dict[bool, set] = {True: set(), False: set()}
+    for experiment in config.get("experiments", {}).values():
+        datasets[experiment.get("study", PAPER_STUDY) == PAPER_STUDY].update(experiment["datasets"])
+    return datasets[False] - datasets[True]
+
+
 def expand_experiments(config: dict, study: str = PAPER_STUDY) -> dict[str, list[Job]]:
     """Jobs of each table kind of one study, in config order, each job once per kind.
 

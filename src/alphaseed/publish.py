@@ -427,9 +427,13 @@ def embed_in_readme(readme: str | os.PathLike, section: str) -> None:
 
 def publish_folder(runs_folder: str | os.PathLike, out: str | os.PathLike, paper_path: str | os.PathLike,
                    kernel_folder: str | os.PathLike | None = None,
-                   readme: str | os.PathLike | None = None) -> list[Path]:
-    """Rebuild the published folder ``out`` from every run summary (or record) under ``runs_folder``."""
-    paths = find_runs(runs_folder)
+                   readme: str | os.PathLike | None = None, exclude_datasets=()) -> list[Path]:
+    """Rebuild the published folder ``out`` from the run summaries (or records) under ``runs_folder``,
+    except those of ``exclude_datasets`` (a study beyond the paper's, which has tables of its own)."""
+    paths = [path for path in find_runs(runs_folder) if path.parts[-3] not in set(exclude_datasets)]
+    if not paths:
+        raise PublishError(f"{runs_folder}: no run summary outside the datasets left out "
+                           f"({', '.join(sorted(exclude_datasets))})")
     return publish(group_runs(paths, read_runs(paths)), out, paper_path, kernel_folder, readme)
 
 
