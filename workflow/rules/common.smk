@@ -94,9 +94,10 @@ def cv_mem_mb(wildcards):
     )
 
 
-def cv_runtime(wildcards):
-    """Expected minutes (alphaseed.experiments' cost model); the dry run prints their sum."""
-    return job_runtime_minutes(config, job_of(wildcards))
+def cv_runtime(wildcards, attempt):
+    """Expected minutes (alphaseed.experiments' cost model; the dry run prints their sum), doubled
+    at each retry: a cluster that killed a job at its estimate gives it more time."""
+    return job_runtime_minutes(config, job_of(wildcards)) * 2 ** (attempt - 1)
 
 
 def cv_arguments(wildcards):
@@ -136,3 +137,56 @@ if "mem_mb" not in workflow.global_resources:
 # parsing); cluster and subprocess jobs parse the workflow again and stay quiet.
 if workflow.is_main_process:
     print(plan_summary(config), file=sys.stderr)
+
+
+# ---- grid searches (rules/search.smk) ----
+SEARCHES = config.get("searches", {})
+SEARCH_DEFAULTS = {
+    "C": "-5:15:2",
+    "gamma": "3:-15:-2",
+    "k": 5,
+    "methods": ["cold", "sir"],
+    "kernel_mode": "auto",
+}
+
+
+def search_setting(name, key):
+    return SEARCHES[name].get(key, SEARCH_DEFAULTS[key])
+
+
+SEARCH_TABLES = [
+    f"{RESULTS}/tables/search_{name}.{ext}"
+    for name in SEARCHES
+    for ext in ("csv", "md", "html")
+]
+
+
+def search_arguments(wildcards):
+    """Arguments of ``alphaseed search``: every setting explicit, so that changing one reruns it."""
+    name, solver = wildcards.search, config["solver"]
+    dataset = SEARCHES[name]["dataset"]
+    arguments = [
+        "search",
+        "--dataset",
+        dataset,
+        "--method",
+        wildcards.method,
+        f"--C={search_setting(name, 'C')}",
+        f"--gamma={search_setting(name, 'gamma')}",
+        "--k",
+        str(search_setting(name, "k")),
+        "--seed",
+        str(config["seed"]),
+        "--kernel-mode",
+        search_setting(name, "kernel_mode"),
+        "--eps",
+        str(solver["eps"]),
+        "--cache-mb",
+        str(solver["cache_mb"]),
+    ]
+    if not solver["shrinking"]:
+        arguments.append("--no-shrinking")
+    subsample = config.get("subsample", {}).get(dataset)
+    if subsample is not None:
+        arguments += ["--subsample", str(subsample)]
+    return arguments

@@ -1,57 +1,6 @@
 # Grid searches over (C, gamma): one `alphaseed search` job per (search, method), then a table
 # per search comparing its methods.
 
-SEARCHES = config.get("searches", {})
-SEARCH_DEFAULTS = {
-    "C": "-5:15:2",
-    "gamma": "3:-15:-2",
-    "k": 5,
-    "methods": ["cold", "sir"],
-    "kernel_mode": "auto",
-}
-
-
-def search_setting(name, key):
-    return SEARCHES[name].get(key, SEARCH_DEFAULTS[key])
-
-
-SEARCH_TABLES = [
-    f"{RESULTS}/tables/search_{name}.{ext}"
-    for name in SEARCHES
-    for ext in ("csv", "md", "html")
-]
-
-
-def search_arguments(wildcards):
-    """Arguments of ``alphaseed search``: every setting explicit, so that changing one reruns it."""
-    name, solver = wildcards.search, config["solver"]
-    dataset = SEARCHES[name]["dataset"]
-    arguments = [
-        "search",
-        "--dataset",
-        dataset,
-        "--method",
-        wildcards.method,
-        f"--C={search_setting(name, 'C')}",
-        f"--gamma={search_setting(name, 'gamma')}",
-        "--k",
-        str(search_setting(name, "k")),
-        "--seed",
-        str(config["seed"]),
-        "--kernel-mode",
-        search_setting(name, "kernel_mode"),
-        "--eps",
-        str(solver["eps"]),
-        "--cache-mb",
-        str(solver["cache_mb"]),
-    ]
-    if not solver["shrinking"]:
-        arguments.append("--no-shrinking")
-    subsample = config.get("subsample", {}).get(dataset)
-    if subsample is not None:
-        arguments += ["--subsample", str(subsample)]
-    return arguments
-
 
 wildcard_constraints:
     search=r"[A-Za-z_][A-Za-z0-9_]*",
