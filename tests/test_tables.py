@@ -321,6 +321,7 @@ def test_a_study_beyond_the_paper_writes_its_own_tables_without_empty_paper_rows
     assert not any(name.startswith(("table1.", "paper_vs_reproduced")) for name in written)
     table1 = (out / "table1_informative.md").read_text()
     assert "Beyond the paper" in table1 and "| heart_scale | paper" not in table1
+    assert "above the paper" not in table1  # a caption promising paper rows the study has not
     assert "| heart_scale | paper" not in (out / "table2_informative.md").read_text()
     frame = pd.read_csv(out / "table1_informative.csv")
     assert frame["sv_share"].tolist() == pytest.approx([100 * 5 / 36] * 3)

@@ -572,12 +572,18 @@ def document_html(title: str, notes: list[str], sections: list) -> str:
 # ---------------------------------------------------------------- writing
 
 
+# Each caption, and what it adds where the paper has figures to show beside this run's.
 CAPTIONS = {
-    "table1": "Efficiency comparison (k = 10): elapsed time (s), iterations and accuracy, this run above the paper's.",
-    "table2": "Datasets and kernel parameters, as measured in this run and as printed in the paper.",
-    "table3": "Effect of k on total elapsed time (s), this run above the paper's.",
-    "loocv": "Total elapsed time (s) of leave-one-out cross-validation, this run above the paper's.",
+    "table1": ("Efficiency comparison (k = 10): elapsed time (s), iterations and accuracy", ", this run above the paper's"),
+    "table2": ("Datasets and kernel parameters, as measured in this run", " and as printed in the paper"),
+    "table3": ("Effect of k on total elapsed time (s)", ", this run above the paper's"),
+    "loocv": ("Total elapsed time (s) of leave-one-out cross-validation", ", this run above the paper's"),
 }
+
+
+def table_caption(name: str, study: str) -> str:
+    base, beside_paper = CAPTIONS[name]
+    return base + (beside_paper if study == PAPER_STUDY else "") + "."
 TABLE_FORMATS = ("csv", "md", "tex", "html")
 WIDE = {
     "table1": ("table1", table1_wide),
@@ -613,11 +619,11 @@ def write_tables(groups: dict[str, list], paper_path: str | os.PathLike, out_dir
     datasets = table2(runs["table1"], paper)
     cpu = ", ".join(sorted(runs["table1"]["cpu"].dropna().unique())) or "an unknown CPU"
     beyond = [] if study == PAPER_STUDY else [f"Beyond the paper (study {study}; the paper has no figure of its datasets)."]
-    outputs = {"table2": (datasets, table2_wide(datasets), " ".join([*beyond, CAPTIONS["table2"]]))}
+    outputs = {"table2": (datasets, table2_wide(datasets), " ".join([*beyond, table_caption("table2", study)]))}
     for name, (kind, wide) in WIDE.items():
         if kind in frames:
-            caption = " ".join([*beyond, CAPTIONS[name], *table_notes(frames[kind], cpu)])
-            outputs[name] = (frames[kind], wide(frames[kind]), caption)
+            text = " ".join([*beyond, table_caption(name, study), *table_notes(frames[kind], cpu)])
+            outputs[name] = (frames[kind], wide(frames[kind]), text)
     names = study_names(study)
     outputs = {names[name]: output for name, output in outputs.items()}
     written = []
