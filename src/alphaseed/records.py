@@ -142,14 +142,19 @@ def write_run_record(path: str | os.PathLike, record: dict) -> None:
 def read_run_record(path: str | os.PathLike) -> dict:
     """Read and validate a run record; ``RunRecordError`` names the file and the bad key."""
     path = Path(path)
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise RunRecordError(f"cannot read run record {path}: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise RunRecordError(f"run record {path} is not valid JSON: {error}") from None
+    record = read_json(path, "run record")
     validate_run_record(record, source=str(path))
     return record
+
+
+def read_json(path: Path, what: str):
+    """The JSON content of ``path``; ``RunRecordError`` says which ``what`` could not be read."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise RunRecordError(f"cannot read {what} {path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise RunRecordError(f"{what} {path} is not valid JSON: {error}") from None
 
 
 def validate_run_record(record, source: str = "run record") -> None:

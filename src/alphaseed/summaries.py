@@ -24,6 +24,7 @@ from .records import (
     RUN_RECORD_SCHEMA,
     RunRecordError,
     _plain,
+    read_json,
     validate_run_record,
     validate_versioned,
 )
@@ -111,12 +112,7 @@ def write_summary(path: str | os.PathLike, summary: dict) -> None:
 def read_run(path: str | os.PathLike) -> dict:
     """The summary of a run from a summary file or a full run record, validated either way."""
     path = Path(path)
-    try:
-        content = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise RunRecordError(f"cannot read run file {path}: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise RunRecordError(f"run file {path} is not valid JSON: {error}") from None
+    content = read_json(path, "run file")
     if isinstance(content, dict) and "summary_version" not in content:
         validate_run_record(content, source=str(path))
         return summarise(content)
