@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -107,3 +108,13 @@ def test_reading_names_an_unreadable_file(tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(RunRecordError, match="not valid JSON"):
         read_run_record(tmp_path / "bad.json")
+
+
+def test_provenance_names_no_folder_of_the_machine():
+    """Catches provenance that records the interpreter's absolute path (sys.executable): published run
+    summaries would carry the machine's folder layout."""
+    from alphaseed.provenance import collect_provenance
+
+    provenance = collect_provenance()
+    assert provenance["environment"] in ("venv", "conda", "system")
+    assert not any(isinstance(v, str) and sys.prefix in v for v in provenance.values())

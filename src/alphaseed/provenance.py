@@ -70,6 +70,13 @@ def openmp_threads() -> int | None:
     return counts[0] if counts else None
 
 
+def python_environment() -> str:
+    """The kind of Python environment that ran (not its path, which names the machine's folders)."""
+    if os.environ.get("CONDA_PREFIX") and Path(sys.prefix) == Path(os.environ["CONDA_PREFIX"]):
+        return "conda"
+    return "venv" if sys.prefix != sys.base_prefix else "system"
+
+
 def collect_provenance(
     config: dict | None = None,
     dataset_fingerprint: str | None = None,
@@ -95,7 +102,7 @@ def collect_provenance(
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "openmp_threads": openmp_threads(),
         "platform": platform.platform(),
-        "executable": sys.executable,
+        "environment": python_environment(),
         "hostname": socket.gethostname(),
         "started_utc": started_utc,
         "finished_utc": finished_utc,
