@@ -10,11 +10,11 @@ from alphaseed.errors import SolverInputError
 from alphaseed import gaussian
 from alphaseed.gaussian import (
     blas_dots_are_exact,
+    compact_rows,
     dense_rows,
     gram_matrix,
     kernel_block,
     kernel_cross_times,
-    sparse_rows,
     squared_norms,
 )
 from alphaseed.kernel import KernelMatrix, gram_bytes, memory_mb, resolve_mode, shared_dots
@@ -211,12 +211,19 @@ def typical_gamma(X):
     return 1.0 / (1.0 + 2.0 * float(np.mean(squared_norms(X))))
 
 
-@pytest.mark.parametrize("high, density", [(1, 0.11), (255, 0.19)])  # Adult-like, MNIST-like
-def test_sparse_rows_are_the_dense_rows_bit_for_bit(high, density):
-    """Rows on demand take sparse dot products on sparse integer data; the Gram matrix (BLAS)
-    and the dense loop must give the same float32 values. Catches a sparse walk that drops,
-    repeats or misplaces a non-zero, reads the wrong instance's row, or a rule that let a
-    summation order change a value; the MNIST-like rows are long enough for the parallel loop."""
+def form(compact) -> str:
+    """Which of its forms ``compact_rows`` chose."""
+    return "bits" if compact[3].size else "csr" if compact[0].size else "dense"
+
+
+@pytest.mark.parametrize("high, density, chosen", [(1, 0.11, "bits"), (255, 0.19, "csr")])  # Adult, MNIST
+def test_compact_rows_are_the_dense_rows_bit_for_bit(high, density, chosen):
+    """Rows on demand take their dot products from bit sets (binary data) or CSR (other sparse
+    integer data); the Gram matrix (BLAS) and the dense loop must give the same float32 values.
+    Catches a sparse walk that drops, repeats or misplaces a non-zero, a bit set packed in
+    another order than it is read, a word past the last feature left with garbage, reading the
+    wrong instance's row, or a rule that let a summation order change a value; the MNIST-like
+    rows are long enough for the parallel loop."""
     rng = np.random.default_rng(11)
     X = sparse_integers(rng, (3000, 123), density, high)
     gamma = typical_gamma(X)
@@ -225,7 +232,7 @@ def test_sparse_rows_are_the_dense_rows_bit_for_bit(high, density):
     y = np.where(rng.random(3000) < 0.3, 1.0, -1.0)
     for mode in ("cache", "shared"):
         km = KernelMatrix(X, gamma, mode=mode, memory_budget=1 << 30)
-        assert km.sparse_rows[0].size == 3001  # the rule chose sparse rows
+        assert form(km.compact_rows) == chosen
         np.testing.assert_array_equal(km.block(rows, cols), gram.block(rows, cols))
         np.testing.assert_array_equal(
             km.block(rows, cols), kernel_block(km.X, km.sqnorm, gamma, rows, cols, dense_rows()))
@@ -235,17 +242,22 @@ def test_sparse_rows_are_the_dense_rows_bit_for_bit(high, density):
             np.testing.assert_array_equal(q, expected.astype(np.float32))
 
 
-def test_sparse_rows_only_where_they_cannot_change_a_value_and_pay():
+def test_compact_rows_only_where_they_cannot_change_a_value_and_pay():
     """Float features would sum in another order sparse than dense (last bits differ), and
-    dense rows are faster than sparse ones; either must keep the dense path."""
+    dense rows are faster than sparse ones; either must keep the dense path. Binary data take
+    bit sets up to BITSET_MAX_FEATURES, sparse CSR beyond."""
     rng = np.random.default_rng(12)
     binary = sparse_integers(rng, (60, 40), 0.1, 1)
     floats = binary * rng.random(binary.shape)
     dense_integers = sparse_integers(rng, (60, 40), 0.9, 255)
-    assert sparse_rows(binary, blas_dots_are_exact(binary))[0].size == 61
-    for X in (floats, dense_integers):
-        assert sparse_rows(X, blas_dots_are_exact(X))[0].size == 0
-    assert sparse_rows(np.zeros((0, 3)), True)[0].size == 0
+    wide_binary = sparse_integers(rng, (60, gaussian.BITSET_MAX_FEATURES + 1), 0.1, 1)
+    chosen = {name: form(compact_rows(X, blas_dots_are_exact(X))) for name, X in
+              (("binary", binary), ("floats", floats), ("dense_integers", dense_integers),
+               ("sparse_integers", binary * 7), ("wide_binary", wide_binary))}
+    assert chosen == {"binary": "bits", "floats": "dense", "dense_integers": "dense",
+                      "sparse_integers": "csr", "wide_binary": "csr"}
+    assert form(compact_rows(np.zeros((0, 3)), True)) == "dense"
+    assert form(compact_rows(binary, exact=False)) == "dense"
 
 
 def test_sparse_float_data_keep_identical_values_in_every_mode():
@@ -261,24 +273,27 @@ def test_sparse_float_data_keep_identical_values_in_every_mode():
         np.testing.assert_array_equal(block, blocks[0])
 
 
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), d=st.integers(1, 20),
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), d=st.integers(1, 150),
        density=st.floats(0.0, 1.0), high=st.sampled_from([1, 255]))
 @settings(max_examples=100, deadline=None)
 @example(seed=0, n=3, d=1, density=0.5, high=255)
-def test_sparse_dot_products_equal_dense_ones_on_any_integer_data(seed, n, d, density, high):
-    """Any shape and share of non-zeros, an empty row and a row with every feature among them:
-    catches a walk off a row's end or a start at the wrong offset (empty and full rows, d = 1)."""
+@example(seed=1, n=5, d=64, density=0.5, high=1)
+@example(seed=2, n=5, d=65, density=0.5, high=1)
+def test_compact_dot_products_equal_dense_ones_on_any_integer_data(seed, n, d, density, high):
+    """Any shape and share of non-zeros, an empty row and a row with every feature among them,
+    d across word boundaries: catches a walk off a row's end or a start at the wrong offset
+    (empty and full rows, d = 1), a last bit-set word read past the features."""
     rng = np.random.default_rng(seed)
     X = sparse_integers(rng, (n, d), density, high)
     X[0] = 0.0
     X[-1] = rng.integers(1, high + 1, size=d)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(gaussian, "SPARSE_DENSITY", 1.0)
-        csr = sparse_rows(X, blas_dots_are_exact(X))
-    assert csr[0].size == n + 1
+        compact = compact_rows(X, blas_dots_are_exact(X))
+    assert form(compact) == ("bits" if np.isin(X, (0.0, 1.0)).all() else "csr")
     sq, every = squared_norms(X), np.arange(n)
     gamma = typical_gamma(X)
-    np.testing.assert_array_equal(kernel_block(X, sq, gamma, every, every, csr),
+    np.testing.assert_array_equal(kernel_block(X, sq, gamma, every, every, compact),
                                   kernel_block(X, sq, gamma, every, every, dense_rows()))
 
 

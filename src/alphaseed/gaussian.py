@@ -10,17 +10,20 @@ features whose products and partial sums stay below 2**53 (binary Adult and Webd
 raw MNIST) give the same double in any summation order, so a GEMM there yields bit for bit the
 values one dot product at a time would. Other data take the one-at-a-time path.
 
-Rows computed on demand (the row caches of kernel modes ``cache`` and ``shared``) take sparse
-dot products where the data are sparse, as LibSVM's do: x_i.x_j summed over the non-zeros of
-x_j only. They skip the zero products and sum in another order than the dense loop, so they are
-used only where that cannot change a value: on the same exact (integer) data as BLAS.
+Rows computed on demand (the row caches of kernel modes ``cache`` and ``shared``) take their
+dot products from a compact form of X where the data allow it exactly (``compact_rows``):
+binary features (Adult, Webdata) as bit sets, x_i.x_j the number of bits two rows share; other
+sparse data as CSR, x_i.x_j summed over the non-zeros of x_j only, as LibSVM does. Both skip the
+zero products and sum in another order than the dense loop, so they are used only where that
+cannot change a value: on the same exact (integer) data as BLAS.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import get_num_threads, njit, prange
+from numba import get_num_threads, njit, prange, types
+from numba.extending import intrinsic
 from threadpoolctl import ThreadpoolController
 
 from .errors import SolverInputError
@@ -30,11 +33,15 @@ DOT_BLOCK_BYTES = 128 << 20
 # Matrix products with fewer multiply-adds run BLAS on one thread (see blas_dots).
 PARALLEL_BLAS_WORK = 1 << 27
 _BLAS_THREADS = ThreadpoolController()
-# Exact data with at most this share of non-zero features take sparse rows (see sparse_rows).
+# Exact data with at most this share of non-zero features take sparse rows (see compact_rows).
 # A sparse product costs 3-4 dense (vectorised) multiply-adds per non-zero: an indirect load,
 # a trip count that varies by row. Measured break-even: 0.2 non-zeros at d = 123, 0.3 at 300
-# and 784; Adult (0.11), Webdata (0.04) and MNIST (0.19) fall below, Madelon (1.0) above.
+# and 784; MNIST (0.19) falls below, Madelon (1.0) above.
 SPARSE_DENSITY = 0.25
+# Binary data of at most this many features take bit-set rows (see compact_rows): a dot product
+# is then d / 64 AND-and-popcount steps with a fixed trip count. Adult's (2 words) took 2.4 ns
+# where its CSR walk over 13.9 non-zeros took 22.5 ns.
+BITSET_MAX_FEATURES = 1024
 
 
 def dense_features(X) -> np.ndarray:
@@ -75,23 +82,32 @@ def blas_dots_are_exact(*arrays: np.ndarray) -> bool:
     return largest < 2.0**53
 
 
-def sparse_rows(X: np.ndarray, exact: bool) -> tuple:
-    """X's CSR arrays (indptr, indices, data) when its kernel rows are to be computed sparse,
-    else three empty arrays (the dense path); one array type either way, so one compiled code.
+def compact_rows(X: np.ndarray, exact: bool) -> tuple:
+    """X's rows in the form its kernel rows are computed from: ``(indptr, indices, data, bits)``.
 
-    ``exact`` (``blas_dots_are_exact``) makes a sparse dot product bit for bit the dense one.
+    Binary data fill ``bits`` (row i's features as uint64 words), other sparse data the CSR
+    arrays (sorted indices), the rest nothing (the dense loop); the members not used are empty,
+    so every form has one array type and one compiled code. ``exact``
+    (``blas_dots_are_exact``) makes either compact dot product bit for bit the dense one.
     """
-    if exact and X.size and np.count_nonzero(X) <= SPARSE_DENSITY * X.size:
+    indptr, indices, data, bits = dense_rows()
+    if not (exact and X.size):
+        return indptr, indices, data, bits
+    if X.shape[1] <= BITSET_MAX_FEATURES and np.all((X == 0.0) | (X == 1.0)):
+        packed = np.zeros((X.shape[0], 8 * -(-X.shape[1] // 64)), dtype=np.uint8)
+        packed[:, :-(-X.shape[1] // 8)] = np.packbits(X.astype(bool), axis=1, bitorder="little")
+        return indptr, indices, data, packed.view(np.uint64)
+    if np.count_nonzero(X) <= SPARSE_DENSITY * X.size:
         csr = sp.csr_matrix(X)
         csr.sort_indices()
-        return (csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
-                np.ascontiguousarray(csr.data, dtype=np.float64))
-    return dense_rows()
+        indptr, indices = csr.indptr.astype(np.int64), csr.indices.astype(np.int64)
+        data = np.ascontiguousarray(csr.data, dtype=np.float64)
+    return indptr, indices, data, bits
 
 
 def dense_rows() -> tuple:
-    """The ``sparse_rows`` of data whose rows are computed dense."""
-    return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    """The ``compact_rows`` of data whose rows are computed dense."""
+    return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 0), np.uint64)
 
 
 def blas_threads(work: float):
@@ -123,14 +139,35 @@ def row_dot(A, i, B, j):
 
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
-def sparse_row_dot(X, i, csr, j):
-    """x_i.x_j over the non-zeros of x_j (CSR arrays ``csr``), read against x_i's dense row:
+def sparse_row_dot(X, i, rows, j):
+    """x_i.x_j over the non-zeros of x_j (CSR arrays of ``rows``), read against x_i's dense row:
     that row stays in the processor's cache while a kernel row is filled."""
-    indptr, indices, data = csr
+    indptr, indices, data, _ = rows
     s = 0.0
     for t in range(indptr[j], indptr[j + 1]):
         s += data[t] * X[i, indices[t]]
     return s
+
+
+@intrinsic
+def _popcount(typingctx, word):
+    """The number of set bits of a uint64, as one instruction (LLVM's ctpop)."""
+    if word != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.uint64(types.uint64), codegen
+
+
+@njit(cache=True)
+def bit_row_dot(bits, i, j):
+    """x_i.x_j of binary rows: the features both have."""
+    shared = 0
+    for w in range(bits.shape[1]):
+        shared += _popcount(bits[i, w] & bits[j, w])
+    return float(shared)
 
 
 @njit(cache=True)
@@ -145,31 +182,38 @@ def gaussian_from_dot(sq_a, sq_b, dot, gamma):
 # (its inlined dot product made it too large) and its arrays were reference-counted at every
 # call, which cost twice the value itself (Adult rows took 3x the time of this loop).
 @njit(cache=True)
-def kernel_values(out, X, sqnorm, gamma, i, cols, csr):
-    """out[b] = K(x_i, x_cols[b]), computed in float64 and stored in out's dtype; by sparse
-    dot products when ``csr`` (``sparse_rows``) holds X's non-zeros."""
-    sparse = csr[0].shape[0] > 0
+def kernel_values(out, X, sqnorm, gamma, i, cols, rows):
+    """out[b] = K(x_i, x_cols[b]), computed in float64 and stored in out's dtype; the dot
+    products from the compact form ``rows`` (``compact_rows``) when it holds one."""
+    bitset = rows[3].shape[0] > 0
+    sparse = rows[0].shape[0] > 0
     for b in range(cols.shape[0]):
         j = cols[b]
         if i == j:
             value = 1.0
         else:
-            dot = sparse_row_dot(X, i, csr, j) if sparse else row_dot(X, i, X, j)
+            if bitset:
+                dot = bit_row_dot(rows[3], i, j)
+            elif sparse:
+                dot = sparse_row_dot(X, i, rows, j)
+            else:
+                dot = row_dot(X, i, X, j)
             value = gaussian_from_dot(sqnorm[i], sqnorm[j], dot, gamma)
         out[b] = value
 
 
 @njit(cache=True, parallel=True)
-def fill_block(out, X, sqnorm, gamma, rows, cols, csr):
+def fill_block(out, X, sqnorm, gamma, rows, cols, compact):
     """out[a, b] = K(x_rows[a], x_cols[b]); the dtype of ``out`` decides the stored precision."""
     for a in prange(rows.shape[0]):
-        kernel_values(out[a], X, sqnorm, gamma, rows[a], cols, csr)
+        kernel_values(out[a], X, sqnorm, gamma, rows[a], cols, compact)
 
 
-def kernel_block(X, sqnorm, gamma, rows, cols, csr):
-    """float32 matrix K[rows][:, cols] over instances of X given by global indices."""
+def kernel_block(X, sqnorm, gamma, rows, cols, compact):
+    """float32 matrix K[rows][:, cols] over instances of X given by global indices
+    (``compact``: X's ``compact_rows``)."""
     out = np.empty((rows.shape[0], cols.shape[0]), dtype=np.float32)
-    fill_block(out, X, sqnorm, gamma, rows, cols, csr)
+    fill_block(out, X, sqnorm, gamma, rows, cols, compact)
     return out
 
 
@@ -179,7 +223,7 @@ GRAM_TILE_COLS = 512
 
 
 @njit(cache=True, parallel=True)
-def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, csr, every):
+def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, dense, every):
     """K[i0:i1, j] for j >= i, mirrored below the diagonal; ``dots[a, j - i0]`` holds
     x_{i0+a}.x_j when ``have_dots``, else each dot is computed here."""
     n = X.shape[0]
@@ -189,7 +233,7 @@ def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, csr, every):
         for i in range(i0, i1):
             lo = max(i, j0)
             if not have_dots:
-                kernel_values(K[i, lo:j1], X, sqnorm, gamma, i, every[lo:j1], csr)
+                kernel_values(K[i, lo:j1], X, sqnorm, gamma, i, every[lo:j1], dense)
             for j in range(lo, j1):
                 if have_dots:
                     K[i, j] = 1.0 if i == j else gaussian_from_dot(

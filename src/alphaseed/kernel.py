@@ -29,13 +29,13 @@ import psutil
 from .errors import SolverInputError
 from .gaussian import (  # noqa: F401  (re-exported: the kernel's public face)
     blas_dots_are_exact,
+    compact_rows,
     dense_features,
     dot_matrix,
     gathered_times,
     gram_matrix,
     kernel_block,
     kernel_cross_times,
-    sparse_rows,
     squared_norms,
 )
 from .kernel_cache import compute_source, gram_source, shared_block, shared_source
@@ -131,7 +131,8 @@ class KernelMatrix:
 
     ``block(rows, cols)`` returns the float32 matrix K[rows][:, cols]. The solver reads ``X``,
     ``sqnorm``, ``gamma`` and ``source`` (where its row cache gets missing rows, with
-    ``sparse_rows``: X's non-zeros when rows are computed sparse) directly in its compiled loop.
+    ``compact_rows``: X as bit sets or non-zeros, where rows are computed from those) directly in
+    its compiled loop.
     ``seconds`` is the time spent building the kernel (the Gram matrix). In mode ``gram``,
     ``dots`` (``shared_dots``) lets the Gram matrix skip computing X's dot products, and
     ``gram_buffer`` is the array to hold it (e.g. from ``prefaulted_gram``).
@@ -145,7 +146,7 @@ class KernelMatrix:
         self.sqnorm = squared_norms(self.X)
         self.gamma = float(gamma)
         self.blas_dots = blas_dots_are_exact(self.X)
-        self.sparse_rows = sparse_rows(self.X, self.blas_dots)
+        self.compact_rows = compact_rows(self.X, self.blas_dots)
         budget = default_memory_budget() if memory_budget is None else int(memory_budget)
         self.mode = resolve_mode(mode, self.n, budget)
         start = time.perf_counter()
@@ -157,9 +158,9 @@ class KernelMatrix:
                                     gram_buffer)
             self.source = gram_source(self.gram)
         elif self.mode == "shared":
-            self.source = shared_source(self.n, max(0, budget - WORKING_BYTES), self.sparse_rows)
+            self.source = shared_source(self.n, max(0, budget - WORKING_BYTES), self.compact_rows)
         else:
-            self.source = compute_source(self.sparse_rows)
+            self.source = compute_source(self.compact_rows)
         self.seconds = time.perf_counter() - start
 
     @property
@@ -173,7 +174,7 @@ class KernelMatrix:
             return self.gram[np.ix_(rows, cols)]
         if self.mode == "shared":
             return shared_block(self.X, self.sqnorm, self.gamma, self.source, rows, cols)
-        return kernel_block(self.X, self.sqnorm, self.gamma, rows, cols, self.sparse_rows)
+        return kernel_block(self.X, self.sqnorm, self.gamma, rows, cols, self.compact_rows)
 
     def times(self, rows, cols, weights) -> np.ndarray:
         """K[rows][:, cols] @ weights (a vector or columns) in float64, from the float32 values.

@@ -13,8 +13,8 @@ kernel's *row source*:
   seeders (``shared`` mode).
 
 Every source stores float32 values of ``kernel_values``, so a value never depends on the mode. A
-source's last member is the data's ``sparse_rows``: rows computed here take sparse dot products
-where those hold X's non-zeros.
+source's last member is the data's ``compact_rows``: rows computed here take their dot products
+from it where it holds X (bit sets or non-zeros).
 
 A cache is a tuple ``(rows, valid_len, prev, next, free, counts)``: ``rows[key]`` is the key's
 float32 row (empty when not cached), of which the first ``valid_len[key]`` values are computed;
@@ -61,19 +61,19 @@ def new_cache(keys: int, budget_bytes: float):
             np.zeros(N_COUNTS, dtype=np.int64))
 
 
-def compute_source(csr):
+def compute_source(compact):
     """The row source of the ``cache`` mode (the unused members keep one compiled signature)."""
     return (COMPUTE, np.empty((0, 0), np.float32), new_cache(0, 0), np.empty(0, np.int64),
-            np.empty(0), csr)
+            np.empty(0), compact)
 
 
 def gram_source(gram):
     return (GRAM, gram, new_cache(0, 0), np.empty(0, np.int64), np.empty(0), dense_rows())
 
 
-def shared_source(n: int, budget_bytes: float, csr):
+def shared_source(n: int, budget_bytes: float, compact):
     return (SHARED, np.empty((0, 0), np.float32), new_cache(n, budget_bytes),
-            np.arange(n, dtype=np.int64), np.ones(n), csr)
+            np.arange(n, dtype=np.int64), np.ones(n), compact)
 
 
 @njit(cache=True)
@@ -126,31 +126,36 @@ PARALLEL_ROW_CHUNK = 256
 
 
 @njit(cache=True)
-def _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr):
+def _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
     """out[c] = y_p y_c K(x_gidx[p], x_gidx[c]) for start <= c < stop. The sign is applied to
     the float32 value, exactly as to the float64 one."""
-    kernel_values(out[start:stop], X, sqnorm, gamma, gidx[p], gidx[start:stop], csr)
+    kernel_values(out[start:stop], X, sqnorm, gamma, gidx[p], gidx[start:stop], compact)
     yp = y[p]
     for c in range(start, stop):
         out[c] = np.float32(yp * y[c]) * out[c]
 
 
 @njit(cache=True, parallel=True)
-def _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr):
+def _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
     for t in prange((stop - start + PARALLEL_ROW_CHUNK - 1) // PARALLEL_ROW_CHUNK):
         first = start + t * PARALLEL_ROW_CHUNK
         _fill_serial(out, X, sqnorm, gamma, gidx, y, p, first,
-                     min(stop, first + PARALLEL_ROW_CHUNK), csr)
+                     min(stop, first + PARALLEL_ROW_CHUNK), compact)
 
 
 @njit(cache=True)
-def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr):
-    # Multiply-adds per value: a row's non-zeros on average when rows are computed sparse.
-    per_value = csr[2].shape[0] // max(X.shape[0], 1) + 1 if csr[0].shape[0] else X.shape[1]
-    if (stop - start) * per_value >= PARALLEL_ROW_WORK:
-        _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr)
+def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
+    # Multiply-adds per value: a row's words or non-zeros (on average) in a compact form.
+    if compact[3].shape[0]:
+        per_value = compact[3].shape[1]
+    elif compact[0].shape[0]:
+        per_value = compact[2].shape[0] // max(X.shape[0], 1) + 1
     else:
-        _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, csr)
+        per_value = X.shape[1]
+    if (stop - start) * per_value >= PARALLEL_ROW_WORK:
+        _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact)
+    else:
+        _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact)
 
 
 @njit(cache=True)
