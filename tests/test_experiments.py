@@ -223,6 +223,21 @@ def test_plan_summary_totals_every_job():
     assert wall_minutes([60, 50, 40, 30], 2) == 90
 
 
+def test_plan_summary_counts_the_finished_jobs_apart(tmp_path):
+    """Catches a resumed run's plan that counts finished jobs as still to run, or drops unfinished ones."""
+    config = load_config(REPO / "config.yaml", overrides=_overlay("ci"))
+    planned = _planned(config)
+    finished = sorted(planned, key=planned.get)[-2:]
+    for job in finished:
+        job.record_path(tmp_path).parent.mkdir(parents=True, exist_ok=True)
+        job.record_path(tmp_path).write_text("{}")
+    text = plan_summary(config, cores=(1,), summaries=tmp_path)
+    left = [m for job, m in planned.items() if job not in finished]
+    assert f"2 done (summaries in {tmp_path}); {len(left)} still to run: {sum(left) / 60:.1f} h in total" in text
+    assert sum(line.endswith(" done") for line in text.splitlines()) == 2
+    assert "still to run" not in plan_summary(config, summaries=tmp_path / "none")
+
+
 def test_dry_run_prints_the_plans_expected_time():
     """Catches printing the plan only when ``workflow.dryrun`` says so, which Snakemake decides only after
     parsing the workflow: the dry run would print nothing."""

@@ -136,7 +136,7 @@ if "mem_mb" not in workflow.global_resources:
 # The plan's expected time, before the DAG (a dry run too: its executor is chosen only after
 # parsing); cluster and subprocess jobs parse the workflow again and stay quiet.
 if workflow.is_main_process:
-    print(plan_summary(config), file=sys.stderr)
+    print(plan_summary(config, summaries=f"{PUBLISHED}/runs"), file=sys.stderr)
 
 
 # ---- grid searches (rules/search.smk) ----
