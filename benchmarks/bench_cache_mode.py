@@ -16,13 +16,20 @@ over cold's rounds and over SIR's seeded rounds (columns ``cold_<name>``, ``sir_
 
     python benchmarks/bench_cache_mode.py                 # Adult[3000], Webdata[3000], MNIST[2000], Madelon, Heart
     python benchmarks/bench_cache_mode.py --cases heart madelon --repeats 1
+    python benchmarks/bench_cache_mode.py --cache-as-full # the samples at the full sets' cache pressure
     python benchmarks/bench_cache_mode.py --full-adult    # full Adult, rounds 1-3 (LibSVM), 1-4 (SIR)
+
+``--cache-as-full`` gives every run of a sample the share of its kernel matrix that LibSVM's
+100 MB holds at full size (cache_mb = 100 (m / n)^2 for m of n instances: 0.85 MB on Adult's
+3,000): at 100 MB a sample's every row fits, so a round computes each row it touches once,
+cold or seeded, where on the full sets (the paper's) rows are evicted and computed again.
 
 ``--full-adult`` times LibSVM's first 3 rounds (total = k x their mean) and SIR's first 4 (total
 = kernel + round 1 + (k - 1) x the mean of seeded rounds 2-4), once each: both totals and their
 ratio ``libsvm_over_sir`` (the paper: 1.80x) are estimated and flagged so.
 
-Prints a table and writes results/bench/cache_mode.csv (or cache_mode_full_adult.csv).
+Prints a table and writes results/bench/cache_mode.csv (cache_mode_as_full.csv,
+cache_mode_full_adult.csv).
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ K = 10
 # dataset[@stratified sample size]
 CASES = ["adult@3000", "webdata@3000", "mnist@2000", "madelon", "heart"]
 METHODS = ("libsvm", "cold", "sir")
+LIBSVM_CACHE_MB = 100.0
 # Rounds the full-Adult estimate times: LibSVM's first 3; SIR's cold round 1 and seeded 2-4.
 FULL_ADULT_ROUNDS = {"libsvm": 3, "sir": 4}
 # RoundRecord fields that are not per-round counters.
@@ -58,14 +66,23 @@ def _counters(record) -> dict:
             and not isinstance(value, bool)} if not flat.empty else {}
 
 
-def run_one(case: str, method: str, max_rounds: int | None) -> dict:
+def cache_mb(case: str, as_full: bool) -> float:
+    """LibSVM's 100 MB, or (``as_full``) the share of a sample's kernel matrix it holds at full size."""
+    from alphaseed.config import load_config
+
+    dataset, _, sample = case.partition("@")
+    n = load_config(ROOT / "config.yaml")["datasets"][dataset]["n"]
+    return LIBSVM_CACHE_MB * (int(sample) / n) ** 2 if as_full and sample else LIBSVM_CACHE_MB
+
+
+def run_one(case: str, method: str, max_rounds: int | None, cache: float) -> dict:
     """Runs inside the child process: one cross-validation, summarised as a JSON line."""
     from alphaseed.cv import cross_validate
 
     dataset, _, sample = case.partition("@")
     X, y, entry, seed = load_case(dataset, int(sample) if sample else None)
     result = cross_validate(X, y, entry["C"], entry["gamma"], K, method, seed=seed,
-                            kernel_mode="cache", max_rounds=max_rounds)
+                            kernel_mode="cache", max_rounds=max_rounds, cache_mb=cache)
     # SIR's round 1 is cold: its per-iteration figures are over the seeded rounds only.
     timed = result.rounds[1:] if method == "sir" else result.rounds
     # Seeded rounds can take no iteration at all (Madelon's seeds are optimal): no per-iteration cost.
@@ -87,23 +104,25 @@ def run_one(case: str, method: str, max_rounds: int | None) -> dict:
     return row
 
 
-def child(case: str, method: str, max_rounds: int | None = None) -> dict:
-    command = [sys.executable, __file__, "--one", case, method, str(max_rounds or 0)]
+def child(case: str, method: str, max_rounds: int | None = None,
+          cache: float = 100.0) -> dict:
+    command = [sys.executable, __file__, "--one", case, method, str(max_rounds or 0), repr(cache)]
     return run_child(command, threads=1)
 
 
-def measure_samples(cases: list[str], repeats: int) -> pd.DataFrame:
+def measure_samples(cases: list[str], repeats: int, as_full: bool) -> pd.DataFrame:
     rows = []
     for case in cases:
         runs = {method: [] for method in METHODS}
+        cache = cache_mb(case, as_full)
         # Interleaved, so that a slow spell of the shared machine hits every method alike.
         for repeat in range(repeats):
             for method in METHODS:
-                runs[method].append(child(case, method))
+                runs[method].append(child(case, method, cache=cache))
                 print(f"  {case:>14} {method:>6} run {repeat + 1}: "
                       f"{runs[method][-1]['seconds']:8.3f}s", file=sys.stderr, flush=True)
         row = {"dataset": case, "n": runs["cold"][0]["n"], "k": K, "threads": 1,
-               "runs": repeats}
+               "runs": repeats, "cache_mb": cache}
         for method, method_runs in runs.items():
             medians = pd.DataFrame(method_runs).drop(columns="round_seconds").median()
             keep = medians.index if method != "libsvm" else ["seconds", "iterations"]
@@ -141,12 +160,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--full-adult", action="store_true",
                         help="estimate full Adult's LibSVM and SIR totals from their first rounds")
+    parser.add_argument("--cache-as-full", action="store_true",
+                        help="give each sample the share of its kernel matrix 100 MB holds at full size")
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--one", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        case, method, rounds = args.one
-        print(json.dumps(run_one(case, method, int(rounds) or None)))
+        case, method, rounds, cache = args.one
+        print(json.dumps(run_one(case, method, int(rounds) or None, float(cache))))
         return
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
@@ -155,8 +176,9 @@ def main() -> None:
         table = measure_full_adult()
         out = args.out or ROOT / "results" / "bench" / "cache_mode_full_adult.csv"
     else:
-        table = measure_samples(args.cases, args.repeats)
-        out = args.out or ROOT / "results" / "bench" / "cache_mode.csv"
+        table = measure_samples(args.cases, args.repeats, args.cache_as_full)
+        name = "cache_mode_as_full.csv" if args.cache_as_full else "cache_mode.csv"
+        out = args.out or ROOT / "results" / "bench" / name
     write_csv(table, out)
     with pd.option_context("display.width", 250, "display.max_columns", 100):
         print(table.T.to_string(header=False, float_format=lambda v: f"{v:.4g}"))
