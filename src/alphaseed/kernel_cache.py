@@ -201,6 +201,20 @@ def _count_request(counts, start, length):
 
 
 @njit(cache=True)
+def cached_q(p, length, cache):
+    """(True, row p of Q) when ``cache`` holds its first ``length`` values, the request counted
+    and the row made most recently used as ``get_q`` would; else (False, any array) and nothing
+    changes. A hit needs nothing of the kernel: callers can try it before gathering get_q's
+    arguments."""
+    valid_len = cache[1]
+    if valid_len[p] < length:
+        return False, cache[0][p]
+    out = _acquire(cache, p, length)
+    _count_request(cache[5], valid_len[p], length)
+    return True, out
+
+
+@njit(cache=True)
 def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
     """Row p of Q in ``cache``, its first ``length`` values computed (filling the missing tail)."""
     out = _acquire(cache, p, length)

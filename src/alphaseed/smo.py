@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numba import get_num_threads, njit, prange
+from numba.typed import List
 
 from .errors import SolverInputError
 from .kernel import KernelMatrix, blas_dots_are_exact, kernel_cross_times, squared_norms
 from .kernel_cache import (
     EVICTIONS, GRAM, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED,
-    cache_apart, cache_swap_columns, cache_swap_keys, cache_together, get_q, new_cache,
+    cache_apart, cache_swap_columns, cache_swap_keys, cache_together, cached_q, get_q, new_cache,
     source_apart, source_together,
 )
 
@@ -93,6 +94,12 @@ class SolveResult:
 # Where the solver's rows of Q come from: the kernel's data, the solver's position order
 # (``gidx``, ``y``: permuted by shrinking) and its row cache with the cache's row source.
 Rows = namedtuple("Rows", ["X", "sqnorm", "gamma", "gidx", "y", "cache", "source"])
+# Rows as the compiled solver holds them: what only a cache miss reads (X, its squared norms
+# and the row source) sits behind one reference, ``fill``, a typed List of that one tuple.
+# Numba counts a reference to each array of a tuple at every call the tuple is passed
+# through, the source alone holds a dozen, and the solver's steps pass their rows on about
+# five times an iteration: on Heart, reference counting took 40% of the time of a run.
+SolverRows = namedtuple("SolverRows", ["gamma", "gidx", "y", "cache", "fill"])
 # The solver's state, indexed by position: alpha, the gradient G, LibSVM's G_bar, each
 # alpha's bound status, ``perm`` and the event counts (RECONSTRUCTIONS, ...), with the scratch
 # of the parallel loops (a slot per thread: values, indices, maxima) and of shrinking.
@@ -118,8 +125,10 @@ def rows_apart(rows: Rows) -> tuple:
 
 @njit(cache=True)
 def _rows_together(rest, cache_rows, shared_rows):
-    return Rows(rest.X, rest.sqnorm, rest.gamma, rest.gidx, rest.y,
-                cache_together(cache_rows, rest.cache), source_together(shared_rows, rest.source))
+    """The SolverRows of ``rows_apart``'s parts."""
+    fill = List()
+    fill.append((rest.X, rest.sqnorm, source_together(shared_rows, rest.source)))
+    return SolverRows(rest.gamma, rest.gidx, rest.y, cache_together(cache_rows, rest.cache), fill)
 
 
 def new_state(alpha, G, G_bar, C: float, threads: int) -> State:
@@ -133,8 +142,16 @@ def new_state(alpha, G, G_bar, C: float, threads: int) -> State:
 @njit(cache=True)
 def _row(rows, p, length):
     """Row p of Q through the solver's cache, its first ``length`` values computed."""
-    return get_q(p, length, rows.X, rows.sqnorm, rows.gamma, rows.gidx, rows.y, rows.cache,
-                 rows.source)
+    hit, q = cached_q(p, length, rows.cache)
+    if not hit:
+        X, sqnorm, source = rows.fill[0]
+        q = get_q(p, length, X, sqnorm, rows.gamma, rows.gidx, rows.y, rows.cache, source)
+    return q
+
+
+@njit(cache=True)
+def _source(rows):
+    return rows.fill[0][2]
 
 
 @njit(cache=True)
@@ -465,7 +482,7 @@ def _reconstruct_from_gram(state, rows, active, walk_inactive):
     alpha = state.alpha
     status = state.status
     G = state.G
-    gram = rows.source[1]
+    gram = _source(rows)[1]
     gidx = rows.gidx
     y = rows.y
     chunks = state.values.shape[0]
@@ -504,7 +521,7 @@ def _reconstruct_gradient(state, rows, active):
             n_free += 1
     # Walk whichever side needs fewer kernel evaluations, as LibSVM does.
     walk_inactive = n_free * l > 2 * active * (l - active)
-    if rows.source[0] == GRAM:
+    if _source(rows)[0] == GRAM:
         _reconstruct_from_gram(state, rows, active, walk_inactive)
     elif walk_inactive:
         for i in range(active, l):
