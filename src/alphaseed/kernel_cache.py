@@ -204,14 +204,18 @@ def _count_request(counts, start, length):
 def cached_q(p, length, cache):
     """(True, row p of Q) when ``cache`` holds its first ``length`` values, the request counted
     and the row made most recently used as ``get_q`` would; else (False, any array) and nothing
-    changes. A hit needs nothing of the kernel: callers can try it before gathering get_q's
-    arguments."""
-    valid_len = cache[1]
-    if valid_len[p] < length:
-        return False, cache[0][p]
-    out = _acquire(cache, p, length)
-    _count_request(cache[5], valid_len[p], length)
-    return True, out
+    changes. A hit needs nothing of the kernel: callers try it before gathering get_q's
+    arguments, and it touches the LRU list itself, as LibSVM's ``Cache::get_data`` does, rather
+    than through ``_acquire`` (each call passing the cache costs its reference counts)."""
+    rows, valid_len, prev, nxt, free, counts = cache
+    row = rows[p]
+    # An empty row is not in the LRU list to be moved: left to get_q, as any length-0 request.
+    if valid_len[p] < length or row.size == 0:
+        return False, row
+    _lru_unlink(prev, nxt, p)
+    _lru_push_mru(prev, nxt, p)
+    _count_request(counts, valid_len[p], length)
+    return True, row
 
 
 @njit(cache=True)
