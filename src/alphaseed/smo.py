@@ -29,7 +29,7 @@ from numba.typed import List
 from .errors import SolverInputError
 from .kernel import KernelMatrix, blas_dots_are_exact, kernel_cross_times, squared_norms
 from .kernel_cache import (
-    EVICTIONS, GRAM, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED,
+    COUNTS, EVICTIONS, GRAM, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED,
     cache_apart, cache_swap_columns, cache_swap_keys, cache_together, cached_q, get_q, new_cache,
     source_apart, source_together,
 )
@@ -435,7 +435,7 @@ def _pair_of_same_label(ai, aj, gi, gj, qij, C):
 @njit(cache=True)
 def _update_g_bar(state, rows, p, was_upper, C):
     """G_bar after alpha_p crossed C (upwards unless ``was_upper``): a full-length row of Q."""
-    G_bar, events, counts = state.G_bar, state.events, rows.cache[5]
+    G_bar, events, counts = state.G_bar, state.events, rows.cache[COUNTS]
     l = G_bar.shape[0]
     computed = counts[VALUES_COMPUTED]
     q = _row(rows, p, l)
@@ -543,7 +543,7 @@ def _unshrink(state, rows, active):
     """Reconstruct the inactive gradients, counting the event; returns the new active size."""
     l = state.alpha.shape[0]
     if active < l:
-        counts = rows.cache[5]
+        counts = rows.cache[COUNTS]
         computed = counts[VALUES_COMPUTED]
         _reconstruct_gradient(state, rows, active)
         state.events[RECONSTRUCTIONS] += 1
@@ -792,7 +792,7 @@ def solve(
     else:
         G, G_bar, values_outside = carried
     t1 = time.perf_counter()
-    counts = rows.cache[5]
+    counts = rows.cache[COUNTS]
     init_values = int(counts[VALUES_COMPUTED])
     state = new_state(alpha, G, G_bar, C, get_num_threads())
     rho, objective, iterations, cap_hit = smo_loop(state, *rows_apart(rows), C, float(eps),
