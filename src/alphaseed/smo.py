@@ -101,10 +101,11 @@ Rows = namedtuple("Rows", ["X", "sqnorm", "gamma", "gidx", "y", "cache", "source
 # five times an iteration: on Heart, reference counting took 40% of the time of a run.
 SolverRows = namedtuple("SolverRows", ["gamma", "gidx", "y", "cache", "fill"])
 # The solver's state, indexed by position: alpha, the gradient G, LibSVM's G_bar, each
-# alpha's bound status, ``perm`` and the event counts (RECONSTRUCTIONS, ...), with the scratch
-# of the parallel loops (a slot per thread: values, indices, maxima) and of shrinking.
-State = namedtuple("State", ["alpha", "G", "G_bar", "status", "perm", "events", "values",
-                             "indices", "maxima", "swapped_lo", "swapped_hi"])
+# alpha's bound status, ``perm`` and the event counts (RECONSTRUCTIONS, ...), and the number
+# of chunks the loops over a large active set run in (a thread each). Scratch arrays (the
+# chunks' results, shrinking's swaps) are allocated where they are used, next to loops that
+# cost far more: every array in the state costs reference counts at each step it goes through.
+State = namedtuple("State", ["alpha", "G", "G_bar", "status", "perm", "events", "threads"])
 
 
 def kernel_rows(kernel: KernelMatrix, gidx, y, cache) -> Rows:
@@ -135,8 +136,7 @@ def new_state(alpha, G, G_bar, C: float, threads: int) -> State:
     l = alpha.shape[0]
     status = np.where(alpha >= C, UPPER, np.where(alpha <= 0.0, LOWER, FREE)).astype(np.int8)
     return State(alpha, G, G_bar, status, np.arange(l), np.zeros(N_EVENTS, dtype=np.int64),
-                 np.empty(threads), np.empty(threads, dtype=np.int64), np.empty(threads),
-                 np.empty(l, dtype=np.int64), np.empty(l, dtype=np.int64))
+                 int(threads))
 
 
 @njit(cache=True)
@@ -221,9 +221,15 @@ PARALLEL_ACTIVE = 8192
 
 
 @njit(cache=True)
-def _chunk_count(active, values):
-    """One chunk per thread (``values`` holds a slot per thread) on a large active set."""
-    return values.shape[0] if active >= PARALLEL_ACTIVE else 1
+def _chunk_count(state, active):
+    """One chunk per thread on a large active set."""
+    return state.threads if active >= PARALLEL_ACTIVE else 1
+
+
+@njit(cache=True)
+def _chunk_results(chunks):
+    """Each chunk's best value and its index."""
+    return np.empty(chunks), np.empty(chunks, dtype=np.int64)
 
 
 @njit(cache=True)
@@ -288,34 +294,27 @@ def _min_low_over(lo, hi, gmax, qi, i, y, status, G):
 # In the parallel functions each array is taken from the state on a line of its own: with
 # several unpacked in one statement, Numba 0.68's parfor pass let the chunks' writes be lost.
 @njit(cache=True, parallel=True)
-def _chunked_max_up(state, y, active, chunks):
+def _chunked_max_up(state, y, active, chunks, values, indices):
     status = state.status
     G = state.G
-    values = state.values
-    indices = state.indices
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
         values[c], indices[c] = _max_up_over(lo, hi, y, status, G)
 
 
 @njit(cache=True, parallel=True)
-def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas):
+def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices):
     status = state.status
     G = state.G
-    values = state.values
-    indices = state.indices
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
         values[c], indices[c] = _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status)
 
 
 @njit(cache=True, parallel=True)
-def _chunked_min_low(state, y, active, chunks, gmax, qi, i):
+def _chunked_min_low(state, y, active, chunks, gmax, qi, i, values, indices, maxima):
     status = state.status
     G = state.G
-    values = state.values
-    indices = state.indices
-    maxima = state.maxima
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
         values[c], indices[c], maxima[c] = _min_low_over(lo, hi, gmax, qi, i, y, status, G)
@@ -337,21 +336,23 @@ def _last_best(values, indices, chunks, sign):
 @njit(cache=True)
 def _max_up(state, y, active):
     """max of -y_t G_t over the active I_up, and its last index (-1 if none)."""
-    chunks = _chunk_count(active, state.values)
+    chunks = _chunk_count(state, active)
     if chunks == 1:
         return _max_up_over(0, active, y, state.status, state.G)
-    _chunked_max_up(state, y, active, chunks)
-    return _last_best(state.values, state.indices, chunks, 1.0)
+    values, indices = _chunk_results(chunks)
+    _chunked_max_up(state, y, active, chunks, values, indices)
+    return _last_best(values, indices, chunks, 1.0)
 
 
 @njit(cache=True)
 def _update_gradient(state, y, active, qi, qj, deltas):
     """G += Q_i dalpha_i + Q_j dalpha_j over the active set; returns the new _max_up."""
-    chunks = _chunk_count(active, state.values)
+    chunks = _chunk_count(state, active)
     if chunks == 1:
         return _update_and_max_up_over(0, active, state.G, qi, qj, deltas, y, state.status)
-    _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas)
-    return _last_best(state.values, state.indices, chunks, 1.0)
+    values, indices = _chunk_results(chunks)
+    _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices)
+    return _last_best(values, indices, chunks, 1.0)
 
 
 @njit(cache=True)
@@ -362,16 +363,16 @@ def _select_working_set(state, rows, active, eps, gmax, gmax_idx):
     if i == -1:
         return -1, -1
     qi = _row(rows, i, active)
-    chunks = _chunk_count(active, state.values)
+    chunks = _chunk_count(state, active)
     if chunks == 1:
         obj_diff_min, gmin_idx, gmax2 = _min_low_over(0, active, gmax, qi, i, rows.y,
                                                       state.status, state.G)
     else:
-        _chunked_min_low(state, rows.y, active, chunks, gmax, qi, i)
-        obj_diff_min, gmin_idx = _last_best(state.values, state.indices, chunks, -1.0)
-        gmax2 = -INF
-        for c in range(chunks):
-            gmax2 = max(gmax2, state.maxima[c])
+        values, indices = _chunk_results(chunks)
+        maxima = np.empty(chunks)
+        _chunked_min_low(state, rows.y, active, chunks, gmax, qi, i, values, indices, maxima)
+        obj_diff_min, gmin_idx = _last_best(values, indices, chunks, -1.0)
+        gmax2 = maxima.max()
     if gmax + gmax2 < eps or gmin_idx == -1:
         return -1, -1
     return gmax_idx, gmin_idx
@@ -485,7 +486,7 @@ def _reconstruct_from_gram(state, rows, active, walk_inactive):
     gram = _source(rows)[1]
     gidx = rows.gidx
     y = rows.y
-    chunks = state.values.shape[0]
+    chunks = state.threads
     l = alpha.shape[0]
     inactive = l - active
     for c in prange(chunks):
@@ -571,6 +572,8 @@ def _shrink(state, rows, active, gmax1, gmax2):
     The cached rows' columns are exchanged once at the end, for all swaps together.
     """
     y, status, G = rows.y, state.status, state.G
+    swapped_lo = np.empty(active, dtype=np.int64)
+    swapped_hi = np.empty(active, dtype=np.int64)
     swaps = 0
     t = 0
     while t < active:
@@ -579,13 +582,13 @@ def _shrink(state, rows, active, gmax1, gmax2):
             while active > t:
                 if not _be_shrunk(active, gmax1, gmax2, y, status, G):
                     _swap_index(state, rows, t, active)
-                    state.swapped_lo[swaps] = t
-                    state.swapped_hi[swaps] = active
+                    swapped_lo[swaps] = t
+                    swapped_hi[swaps] = active
                     swaps += 1
                     break
                 active -= 1
         t += 1
-    cache_swap_columns(rows.cache, state.swapped_lo, state.swapped_hi, swaps)
+    cache_swap_columns(rows.cache, swapped_lo, swapped_hi, swaps)
     return active
 
 
