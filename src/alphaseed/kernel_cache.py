@@ -49,8 +49,9 @@ PARALLEL_ROW_WORK = 1 << 16
 @njit(cache=True)
 def _empty_rows(keys):
     rows = List()
+    empty = np.empty(0, dtype=np.float32)   # never written: one serves every key
     for _ in range(keys):
-        rows.append(np.empty(0, dtype=np.float32))
+        rows.append(empty)
     return rows
 
 
