@@ -8,6 +8,7 @@ import pytest
 from alphaseed import cross_validate
 from alphaseed.kernel import KernelMatrix
 from alphaseed.kernel_cache import (
+    COUNTS,
     EVICTIONS,
     HITS,
     REQUESTS,
@@ -42,7 +43,7 @@ def test_a_large_cache_computes_each_distinct_row_once():
     for key in (0, 1, 0, 2, 1):
         request(km, cache, y, key, 10)
     request(km, cache, y, 0, 25)
-    counts = cache[5]
+    counts = cache[COUNTS]
     assert counts[REQUESTS] == 6
     assert counts[HITS] == 2
     assert counts[ROWS_COMPUTED] == 3
@@ -59,7 +60,7 @@ def test_a_two_row_cache_misses_and_evicts_on_every_third_row():
     cache = new_cache(30, 1)  # raised to two full rows
     for key in (0, 1, 2, 0, 1, 2):
         request(km, cache, y, key, 30)
-    counts = cache[5]
+    counts = cache[COUNTS]
     assert counts[REQUESTS] == counts[ROWS_COMPUTED] == 6
     assert counts[HITS] == 0
     assert counts[VALUES_COMPUTED] == 6 * 30

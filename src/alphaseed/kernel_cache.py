@@ -16,11 +16,13 @@ Every source stores float32 values of ``kernel_values``, so a value never depend
 source's last member is the data's ``compact_rows``: rows computed here take their dot products
 from it where it holds X (bit sets or non-zeros).
 
-A cache is a tuple ``(rows, valid_len, prev, next, free, counts)``: ``rows[key]`` is the key's
-float32 row (empty when not cached), of which the first ``valid_len[key]`` values are computed;
-the LRU list is circular with a sentinel at index ``keys``: ``next[sentinel]`` is the least
-recently used key; ``free[0]`` is the budget left, in values; ``counts`` holds the cache's
-running counts, indexed by the constants below.
+A cache is a tuple ``(rows, valid_len, lru, counts)``: ``rows[key]`` is the key's float32 row
+(empty when not cached), of which the first ``valid_len[key]`` values are computed; the LRU
+list is circular, ``lru[PREV]`` and ``lru[NEXT]`` its links, with a sentinel at index ``keys``:
+``lru[NEXT, sentinel]`` is the least recently used key; ``counts`` holds the cache's running
+counts, indexed by the constants below, and at ``BUDGET`` the budget left, in values. (Four
+members rather than six: every compiled call the cache is passed through counts a reference to
+each, and the solver passes it several times an iteration.)
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ COMPUTE, GRAM, SHARED = 0, 1, 2
 # from scratch, requests that extended a row's computed prefix, values computed, rows evicted.
 REQUESTS, HITS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED, EVICTIONS = range(6)
 N_COUNTS = 6
+BUDGET = N_COUNTS
+COUNTS = 3   # the counts' place in a cache tuple
+PREV, NEXT = 0, 1
 # Rows shorter than this many multiply-adds are filled serially: waking threads costs more.
 PARALLEL_ROW_WORK = 1 << 16
 
@@ -44,8 +49,9 @@ PARALLEL_ROW_WORK = 1 << 16
 @njit(cache=True)
 def _empty_rows(keys):
     rows = List()
+    empty = np.empty(0, dtype=np.float32)   # never written: one serves every key
     for _ in range(keys):
-        rows.append(np.empty(0, dtype=np.float32))
+        rows.append(empty)
     return rows
 
 
@@ -54,11 +60,35 @@ def new_cache(keys: int, budget_bytes: float):
 
     Like LibSVM, the budget is raised to two full rows, so a working pair always fits.
     """
-    free = np.array([max(int(budget_bytes // 4), 2 * keys)], dtype=np.int64)
-    prev = np.full(keys + 1, keys, dtype=np.int64)
-    nxt = np.full(keys + 1, keys, dtype=np.int64)
-    return (_empty_rows(keys), np.zeros(keys, dtype=np.int64), prev, nxt, free,
-            np.zeros(N_COUNTS, dtype=np.int64))
+    counts = np.zeros(N_COUNTS + 1, dtype=np.int64)
+    counts[BUDGET] = max(int(budget_bytes // 4), 2 * keys)
+    lru = np.full((2, keys + 1), keys, dtype=np.int64)
+    return _empty_rows(keys), np.zeros(keys, dtype=np.int64), lru, counts
+
+
+# Numba types a tuple argument that holds a typed List in Python, on every call from Python
+# (0.05-0.1 ms for a cache or a source here), but a typed List alone, or a tuple of arrays, at
+# C speed. So caches and sources cross from Python into compiled code with their Lists apart
+# (``cache_apart``, ``source_apart``) and are put back together there.
+def cache_apart(cache):
+    """(the cache's List of rows, the rest of it)."""
+    return cache[0], cache[1:]
+
+
+@njit(cache=True)
+def cache_together(rows, rest):
+    return (rows,) + rest
+
+
+def source_apart(source):
+    """(the List of rows of the source's shared cache, the rest of the source)."""
+    rows, rest = cache_apart(source[2])
+    return rows, source[:2] + (rest,) + source[3:]
+
+
+@njit(cache=True)
+def source_together(rows, rest):
+    return rest[:2] + (cache_together(rows, rest[2]),) + rest[3:]
 
 
 def compute_source(compact):
@@ -77,18 +107,18 @@ def shared_source(n: int, budget_bytes: float, compact):
 
 
 @njit(cache=True)
-def _lru_unlink(prev, nxt, s):
-    nxt[prev[s]] = nxt[s]
-    prev[nxt[s]] = prev[s]
+def _lru_unlink(lru, s):
+    lru[NEXT, lru[PREV, s]] = lru[NEXT, s]
+    lru[PREV, lru[NEXT, s]] = lru[PREV, s]
 
 
 @njit(cache=True)
-def _lru_push_mru(prev, nxt, s):
-    head = prev.shape[0] - 1
-    nxt[s] = head
-    prev[s] = prev[head]
-    nxt[prev[head]] = s
-    prev[head] = s
+def _lru_push_mru(lru, s):
+    head = lru.shape[1] - 1
+    lru[NEXT, s] = head
+    lru[PREV, s] = lru[PREV, head]
+    lru[NEXT, lru[PREV, head]] = s
+    lru[PREV, head] = s
 
 
 @njit(cache=True)
@@ -98,26 +128,26 @@ def _acquire(cache, key, length):
     A row too short is reallocated (keeping its computed prefix) after evicting least recently
     used rows until the budget allows it, as LibSVM's ``Cache::get_data`` does.
     """
-    rows, valid_len, prev, nxt, free, counts = cache
-    sentinel = prev.shape[0] - 1
+    rows, valid_len, lru, counts = cache
+    sentinel = lru.shape[1] - 1
     row = rows[key]
     if row.size > 0:
-        _lru_unlink(prev, nxt, key)
+        _lru_unlink(lru, key)
     if row.size < length:
         more = length - row.size
-        while free[0] < more and nxt[sentinel] != sentinel:
-            old = nxt[sentinel]
-            _lru_unlink(prev, nxt, old)
-            free[0] += rows[old].size
+        while counts[BUDGET] < more and lru[NEXT, sentinel] != sentinel:
+            old = lru[NEXT, sentinel]
+            _lru_unlink(lru, old)
+            counts[BUDGET] += rows[old].size
             rows[old] = np.empty(0, dtype=np.float32)
             valid_len[old] = 0
             counts[EVICTIONS] += 1
         grown = np.empty(length, dtype=np.float32)
         grown[:valid_len[key]] = row[:valid_len[key]]
         rows[key] = grown
-        free[0] -= more
+        counts[BUDGET] -= more
         row = grown
-    _lru_push_mru(prev, nxt, key)
+    _lru_push_mru(lru, key)
     return row
 
 
@@ -181,12 +211,30 @@ def _count_request(counts, start, length):
 
 
 @njit(cache=True)
+def cached_q(p, length, cache):
+    """(True, row p of Q) when ``cache`` holds its first ``length`` values, the request counted
+    and the row made most recently used as ``get_q`` would; else (False, any array) and nothing
+    changes. A hit needs nothing of the kernel: callers try it before gathering get_q's
+    arguments, and it touches the LRU list itself, as LibSVM's ``Cache::get_data`` does, rather
+    than through ``_acquire`` (each call passing the cache costs its reference counts)."""
+    rows, valid_len, lru, counts = cache
+    row = rows[p]
+    # An empty row is not in the LRU list to be moved: left to get_q, as any length-0 request.
+    if valid_len[p] < length or row.size == 0:
+        return False, row
+    _lru_unlink(lru, p)
+    _lru_push_mru(lru, p)
+    _count_request(counts, valid_len[p], length)
+    return True, row
+
+
+@njit(cache=True)
 def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
     """Row p of Q in ``cache``, its first ``length`` values computed (filling the missing tail)."""
     out = _acquire(cache, p, length)
     valid_len = cache[1]
     start = valid_len[p]
-    _count_request(cache[5], start, length)
+    _count_request(cache[COUNTS], start, length)
     if start < length:
         mode = source[0]
         if mode == GRAM:
@@ -212,11 +260,11 @@ def cache_swap_keys(cache, i, j):
     j are exchanged apart, by ``cache_swap_columns``."""
     if i == j:
         return
-    rows, valid_len, prev, nxt, free, counts = cache
+    rows, valid_len, lru, counts = cache
     if rows[i].size > 0:
-        _lru_unlink(prev, nxt, i)
+        _lru_unlink(lru, i)
     if rows[j].size > 0:
-        _lru_unlink(prev, nxt, j)
+        _lru_unlink(lru, j)
     row_i = rows[i]
     rows[i] = rows[j]
     rows[j] = row_i
@@ -224,9 +272,9 @@ def cache_swap_keys(cache, i, j):
     valid_len[i] = valid_len[j]
     valid_len[j] = len_i
     if rows[i].size > 0:
-        _lru_push_mru(prev, nxt, i)
+        _lru_push_mru(lru, i)
     if rows[j].size > 0:
-        _lru_push_mru(prev, nxt, j)
+        _lru_push_mru(lru, j)
 
 
 @njit(cache=True)
@@ -236,9 +284,9 @@ def cache_swap_columns(cache, first, second, count):
     Shrinking swaps many positions at once; exchanging them row by row, rather than every row
     per swap, keeps each row in cache while it is permuted.
     """
-    rows, valid_len, prev, nxt, free, counts = cache
-    sentinel = prev.shape[0] - 1
-    key = nxt[sentinel]
+    rows, valid_len, lru, counts = cache
+    sentinel = lru.shape[1] - 1
+    key = lru[NEXT, sentinel]
     while key != sentinel:
         row = rows[key]
         length = valid_len[key]
@@ -254,7 +302,7 @@ def cache_swap_columns(cache, first, second, count):
                 # unknown: keep the prefix that is still valid (LibSVM drops the whole row).
                 length = lo
         valid_len[key] = length
-        key = nxt[key]
+        key = lru[NEXT, key]
 
 
 @njit(cache=True)

@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numba import get_num_threads, njit, prange
+from numba.typed import List
 
 from .errors import SolverInputError
 from .kernel import KernelMatrix, blas_dots_are_exact, kernel_cross_times, squared_norms
 from .kernel_cache import (
-    EVICTIONS, GRAM, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED,
-    cache_swap_columns, cache_swap_keys, get_q, new_cache,
+    COUNTS, EVICTIONS, GRAM, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED,
+    cache_apart, cache_swap_columns, cache_swap_keys, cache_together, cached_q, get_q, new_cache,
+    source_apart, source_together,
 )
 
 TAU = 1e-12
@@ -92,11 +94,18 @@ class SolveResult:
 # Where the solver's rows of Q come from: the kernel's data, the solver's position order
 # (``gidx``, ``y``: permuted by shrinking) and its row cache with the cache's row source.
 Rows = namedtuple("Rows", ["X", "sqnorm", "gamma", "gidx", "y", "cache", "source"])
+# Rows as the compiled solver holds them: what only a cache miss reads (X, its squared norms
+# and the row source) sits behind one reference, ``fill``, a typed List of that one tuple.
+# Numba counts a reference to each array of a tuple at every call the tuple is passed
+# through, the source alone holds a dozen, and the solver's steps pass their rows on about
+# five times an iteration: on Heart, reference counting took 40% of the time of a run.
+SolverRows = namedtuple("SolverRows", ["gamma", "gidx", "y", "cache", "fill"])
 # The solver's state, indexed by position: alpha, the gradient G, LibSVM's G_bar, each
-# alpha's bound status, ``perm`` and the event counts (RECONSTRUCTIONS, ...), with the scratch
-# of the parallel loops (a slot per thread: values, indices, maxima) and of shrinking.
-State = namedtuple("State", ["alpha", "G", "G_bar", "status", "perm", "events", "values",
-                             "indices", "maxima", "swapped_lo", "swapped_hi"])
+# alpha's bound status, ``perm`` and the event counts (RECONSTRUCTIONS, ...), and the number
+# of chunks the loops over a large active set run in (a thread each). Scratch arrays (the
+# chunks' results, shrinking's swaps) are allocated where they are used, next to loops that
+# cost far more: every array in the state costs reference counts at each step it goes through.
+State = namedtuple("State", ["alpha", "G", "G_bar", "status", "perm", "events", "threads"])
 
 
 def kernel_rows(kernel: KernelMatrix, gidx, y, cache) -> Rows:
@@ -105,19 +114,44 @@ def kernel_rows(kernel: KernelMatrix, gidx, y, cache) -> Rows:
                 np.ascontiguousarray(y, np.float64), cache, kernel.source)
 
 
+# The compiled functions called from Python take their Rows as ``rows_apart`` gives them,
+# ``f(*rows_apart(rows), ...)``: Rows holds typed Lists (the row caches), and Numba would type
+# it in Python on every call (0.3-0.4 ms, against 5 ms for a whole Heart training run).
+def rows_apart(rows: Rows) -> tuple:
+    """(``rows`` without its Lists, its cache's List, its source's shared cache's List)."""
+    cache_rows, cache_rest = cache_apart(rows.cache)
+    shared_rows, source_rest = source_apart(rows.source)
+    return rows._replace(cache=cache_rest, source=source_rest), cache_rows, shared_rows
+
+
+@njit(cache=True)
+def _rows_together(rest, cache_rows, shared_rows):
+    """The SolverRows of ``rows_apart``'s parts."""
+    fill = List()
+    fill.append((rest.X, rest.sqnorm, source_together(shared_rows, rest.source)))
+    return SolverRows(rest.gamma, rest.gidx, rest.y, cache_together(cache_rows, rest.cache), fill)
+
+
 def new_state(alpha, G, G_bar, C: float, threads: int) -> State:
     l = alpha.shape[0]
     status = np.where(alpha >= C, UPPER, np.where(alpha <= 0.0, LOWER, FREE)).astype(np.int8)
     return State(alpha, G, G_bar, status, np.arange(l), np.zeros(N_EVENTS, dtype=np.int64),
-                 np.empty(threads), np.empty(threads, dtype=np.int64), np.empty(threads),
-                 np.empty(l, dtype=np.int64), np.empty(l, dtype=np.int64))
+                 int(threads))
 
 
 @njit(cache=True)
 def _row(rows, p, length):
     """Row p of Q through the solver's cache, its first ``length`` values computed."""
-    return get_q(p, length, rows.X, rows.sqnorm, rows.gamma, rows.gidx, rows.y, rows.cache,
-                 rows.source)
+    hit, q = cached_q(p, length, rows.cache)
+    if not hit:
+        X, sqnorm, source = rows.fill[0]
+        q = get_q(p, length, X, sqnorm, rows.gamma, rows.gidx, rows.y, rows.cache, source)
+    return q
+
+
+@njit(cache=True)
+def _source(rows):
+    return rows.fill[0][2]
 
 
 @njit(cache=True)
@@ -130,8 +164,9 @@ def _status(a, C):
 
 
 @njit(cache=True)
-def init_gradient(rows, alpha, C):
+def init_gradient(rows_rest, cache_rows, shared_rows, alpha, C):
     """LibSVM's (G, G_bar) at ``alpha``: a full row of Q per nonzero alpha, through the cache."""
+    rows = _rows_together(rows_rest, cache_rows, shared_rows)
     l = alpha.shape[0]
     G = np.full(l, -1.0)
     G_bar = np.zeros(l)
@@ -186,9 +221,15 @@ PARALLEL_ACTIVE = 8192
 
 
 @njit(cache=True)
-def _chunk_count(active, values):
-    """One chunk per thread (``values`` holds a slot per thread) on a large active set."""
-    return values.shape[0] if active >= PARALLEL_ACTIVE else 1
+def _chunk_count(state, active):
+    """One chunk per thread on a large active set."""
+    return state.threads if active >= PARALLEL_ACTIVE else 1
+
+
+@njit(cache=True)
+def _chunk_results(chunks):
+    """Each chunk's best value and its index."""
+    return np.empty(chunks), np.empty(chunks, dtype=np.int64)
 
 
 @njit(cache=True)
@@ -253,34 +294,27 @@ def _min_low_over(lo, hi, gmax, qi, i, y, status, G):
 # In the parallel functions each array is taken from the state on a line of its own: with
 # several unpacked in one statement, Numba 0.68's parfor pass let the chunks' writes be lost.
 @njit(cache=True, parallel=True)
-def _chunked_max_up(state, y, active, chunks):
+def _chunked_max_up(state, y, active, chunks, values, indices):
     status = state.status
     G = state.G
-    values = state.values
-    indices = state.indices
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
         values[c], indices[c] = _max_up_over(lo, hi, y, status, G)
 
 
 @njit(cache=True, parallel=True)
-def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas):
+def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices):
     status = state.status
     G = state.G
-    values = state.values
-    indices = state.indices
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
         values[c], indices[c] = _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status)
 
 
 @njit(cache=True, parallel=True)
-def _chunked_min_low(state, y, active, chunks, gmax, qi, i):
+def _chunked_min_low(state, y, active, chunks, gmax, qi, i, values, indices, maxima):
     status = state.status
     G = state.G
-    values = state.values
-    indices = state.indices
-    maxima = state.maxima
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
         values[c], indices[c], maxima[c] = _min_low_over(lo, hi, gmax, qi, i, y, status, G)
@@ -302,21 +336,23 @@ def _last_best(values, indices, chunks, sign):
 @njit(cache=True)
 def _max_up(state, y, active):
     """max of -y_t G_t over the active I_up, and its last index (-1 if none)."""
-    chunks = _chunk_count(active, state.values)
+    chunks = _chunk_count(state, active)
     if chunks == 1:
         return _max_up_over(0, active, y, state.status, state.G)
-    _chunked_max_up(state, y, active, chunks)
-    return _last_best(state.values, state.indices, chunks, 1.0)
+    values, indices = _chunk_results(chunks)
+    _chunked_max_up(state, y, active, chunks, values, indices)
+    return _last_best(values, indices, chunks, 1.0)
 
 
 @njit(cache=True)
 def _update_gradient(state, y, active, qi, qj, deltas):
     """G += Q_i dalpha_i + Q_j dalpha_j over the active set; returns the new _max_up."""
-    chunks = _chunk_count(active, state.values)
+    chunks = _chunk_count(state, active)
     if chunks == 1:
         return _update_and_max_up_over(0, active, state.G, qi, qj, deltas, y, state.status)
-    _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas)
-    return _last_best(state.values, state.indices, chunks, 1.0)
+    values, indices = _chunk_results(chunks)
+    _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices)
+    return _last_best(values, indices, chunks, 1.0)
 
 
 @njit(cache=True)
@@ -327,16 +363,16 @@ def _select_working_set(state, rows, active, eps, gmax, gmax_idx):
     if i == -1:
         return -1, -1
     qi = _row(rows, i, active)
-    chunks = _chunk_count(active, state.values)
+    chunks = _chunk_count(state, active)
     if chunks == 1:
         obj_diff_min, gmin_idx, gmax2 = _min_low_over(0, active, gmax, qi, i, rows.y,
                                                       state.status, state.G)
     else:
-        _chunked_min_low(state, rows.y, active, chunks, gmax, qi, i)
-        obj_diff_min, gmin_idx = _last_best(state.values, state.indices, chunks, -1.0)
-        gmax2 = -INF
-        for c in range(chunks):
-            gmax2 = max(gmax2, state.maxima[c])
+        values, indices = _chunk_results(chunks)
+        maxima = np.empty(chunks)
+        _chunked_min_low(state, rows.y, active, chunks, gmax, qi, i, values, indices, maxima)
+        obj_diff_min, gmin_idx = _last_best(values, indices, chunks, -1.0)
+        gmax2 = maxima.max()
     if gmax + gmax2 < eps or gmin_idx == -1:
         return -1, -1
     return gmax_idx, gmin_idx
@@ -400,7 +436,7 @@ def _pair_of_same_label(ai, aj, gi, gj, qij, C):
 @njit(cache=True)
 def _update_g_bar(state, rows, p, was_upper, C):
     """G_bar after alpha_p crossed C (upwards unless ``was_upper``): a full-length row of Q."""
-    G_bar, events, counts = state.G_bar, state.events, rows.cache[5]
+    G_bar, events, counts = state.G_bar, state.events, rows.cache[COUNTS]
     l = G_bar.shape[0]
     computed = counts[VALUES_COMPUTED]
     q = _row(rows, p, l)
@@ -447,10 +483,10 @@ def _reconstruct_from_gram(state, rows, active, walk_inactive):
     alpha = state.alpha
     status = state.status
     G = state.G
-    gram = rows.source[1]
+    gram = _source(rows)[1]
     gidx = rows.gidx
     y = rows.y
-    chunks = state.values.shape[0]
+    chunks = state.threads
     l = alpha.shape[0]
     inactive = l - active
     for c in prange(chunks):
@@ -486,7 +522,7 @@ def _reconstruct_gradient(state, rows, active):
             n_free += 1
     # Walk whichever side needs fewer kernel evaluations, as LibSVM does.
     walk_inactive = n_free * l > 2 * active * (l - active)
-    if rows.source[0] == GRAM:
+    if _source(rows)[0] == GRAM:
         _reconstruct_from_gram(state, rows, active, walk_inactive)
     elif walk_inactive:
         for i in range(active, l):
@@ -508,7 +544,7 @@ def _unshrink(state, rows, active):
     """Reconstruct the inactive gradients, counting the event; returns the new active size."""
     l = state.alpha.shape[0]
     if active < l:
-        counts = rows.cache[5]
+        counts = rows.cache[COUNTS]
         computed = counts[VALUES_COMPUTED]
         _reconstruct_gradient(state, rows, active)
         state.events[RECONSTRUCTIONS] += 1
@@ -536,6 +572,8 @@ def _shrink(state, rows, active, gmax1, gmax2):
     The cached rows' columns are exchanged once at the end, for all swaps together.
     """
     y, status, G = rows.y, state.status, state.G
+    swapped_lo = np.empty(active, dtype=np.int64)
+    swapped_hi = np.empty(active, dtype=np.int64)
     swaps = 0
     t = 0
     while t < active:
@@ -544,13 +582,13 @@ def _shrink(state, rows, active, gmax1, gmax2):
             while active > t:
                 if not _be_shrunk(active, gmax1, gmax2, y, status, G):
                     _swap_index(state, rows, t, active)
-                    state.swapped_lo[swaps] = t
-                    state.swapped_hi[swaps] = active
+                    swapped_lo[swaps] = t
+                    swapped_hi[swaps] = active
                     swaps += 1
                     break
                 active -= 1
         t += 1
-    cache_swap_columns(rows.cache, state.swapped_lo, state.swapped_hi, swaps)
+    cache_swap_columns(rows.cache, swapped_lo, swapped_hi, swaps)
     return active
 
 
@@ -600,12 +638,13 @@ def _calculate_rho(active, y, status, G):
 
 
 @njit(cache=True)
-def smo_loop(state, rows, C, eps, shrinking, max_iter):
+def smo_loop(state, rows_rest, cache_rows, shared_rows, C, eps, shrinking, max_iter):
     """Run SMO from a state whose gradient is initialised; arrays are permuted in place.
 
     Returns (rho, objective, iterations, cap_hit); ``state.perm[p]`` is the caller's position
     of the instance now at position p.
     """
+    rows = _rows_together(rows_rest, cache_rows, shared_rows)
     l = state.alpha.shape[0]
     # _max_up of the current state, once the previous step's gradient update has computed it.
     up_known = False
@@ -649,7 +688,7 @@ def smo_loop(state, rows, C, eps, shrinking, max_iter):
 
 def check_labels(y: np.ndarray) -> np.ndarray:
     y = np.asarray(y, dtype=np.float64).ravel()
-    if y.size and not np.isin(y, (-1.0, 1.0)).all():
+    if y.size and not ((y == 1.0) | (y == -1.0)).all():
         bad = np.unique(y[~np.isin(y, (-1.0, 1.0))])[:5]
         raise SolverInputError(f"labels must be -1 or +1; found {bad.tolist()}")
     return y
@@ -729,7 +768,7 @@ def solve(
             raise SolverInputError(f"gradient0 must hold two arrays of {l} values")
     if max_iter is None:
         max_iter = max(10_000_000, 100 * l)
-    if np.unique(y_train).size == 1:
+    if y_train.min() == y_train.max():
         # One class only: nothing to separate. LibSVM then predicts that class; a zero
         # solution with rho = -y does the same through the usual decision rule.
         return SolveResult(alpha=alpha, gradient=np.full(l, -1.0), gradient_bar=np.zeros(l),
@@ -751,16 +790,16 @@ def solve(
         G, G_bar = (g[order] for g in gradient0)
         values_outside = 0
     elif carried is None:
-        G, G_bar = init_gradient(rows, alpha, C)
+        G, G_bar = init_gradient(*rows_apart(rows), alpha, C)
         values_outside = 0
     else:
         G, G_bar, values_outside = carried
     t1 = time.perf_counter()
-    counts = rows.cache[5]
+    counts = rows.cache[COUNTS]
     init_values = int(counts[VALUES_COMPUTED])
     state = new_state(alpha, G, G_bar, C, get_num_threads())
-    rho, objective, iterations, cap_hit = smo_loop(state, rows, C, float(eps), bool(shrinking),
-                                                   int(max_iter))
+    rho, objective, iterations, cap_hit = smo_loop(state, *rows_apart(rows), C, float(eps),
+                                                   bool(shrinking), int(max_iter))
     t2 = time.perf_counter()
     events = state.events
     perm = state.perm
@@ -849,14 +888,14 @@ def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C:
     left_block = kernel.block(left, next_index[carried])
     delta = np.column_stack([y[changed] * (alpha_after - alpha_before)[changed],
                              y[changed] * at_C_change[changed]])
-    moved = _column_sums(rows, sources, left_block, delta, keys[carried])
+    moved = _column_sums(*rows_apart(rows), sources, left_block, delta, keys[carried])
     moved *= y[next_index[carried], None]
     kept = keys[carried]
     G[kept] = prev.gradient[position_before[next_index[carried]]] + moved[:, 0]
     G_bar[kept] = prev.gradient_bar[position_before[next_index[carried]]] + moved[:, 1]
     sv = next_index[support]
     weights = np.column_stack([y[sv] * alpha_after[sv], y[sv] * C * (alpha_after[sv] >= C)])
-    total = _row_sums(rows, keys[fresh], keys[support], weights)
+    total = _row_sums(*rows_apart(rows), keys[fresh], keys[support], weights)
     total *= y[next_index[fresh], None]
     G[keys[fresh]] = total[:, 0] - 1.0
     G_bar[keys[fresh]] = total[:, 1]
@@ -870,10 +909,11 @@ def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C:
 
 
 @njit(cache=True)
-def _column_sums(rows, sources, left_block, weights, targets):
+def _column_sums(rows_rest, cache_rows, shared_rows, sources, left_block, weights, targets):
     """sum_b K[targets[a], s_b] * weights[b] for every a, with K's symmetry: the column of a
     source key s_b >= 0 is its full row of Q from the cache, else row -1 - s_b of
     ``left_block`` (K of a source outside the cache against every target)."""
+    rows = _rows_together(rows_rest, cache_rows, shared_rows)
     y = rows.y
     l = y.shape[0]
     out = np.zeros((targets.shape[0], weights.shape[1]))
@@ -894,9 +934,10 @@ def _column_sums(rows, sources, left_block, weights, targets):
 
 
 @njit(cache=True)
-def _row_sums(rows, targets, sources, weights):
+def _row_sums(rows_rest, cache_rows, shared_rows, targets, sources, weights):
     """sum_b K[targets[a], sources[b]] * weights[b] for every a, each target's full row of Q
     read through the cache."""
+    rows = _rows_together(rows_rest, cache_rows, shared_rows)
     y = rows.y
     l = y.shape[0]
     out = np.zeros((targets.shape[0], weights.shape[1]))
