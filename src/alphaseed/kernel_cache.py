@@ -306,11 +306,16 @@ def cache_swap_columns(cache, first, second, count):
 
 
 @njit(cache=True)
-def shared_block(X, sqnorm, gamma, source, rows, cols):
-    """K[rows][:, cols] read through the shared cache (computing missing rows once)."""
+def _shared_block(X, sqnorm, gamma, shared_rows, source_rest, rows, cols):
+    source = source_together(shared_rows, source_rest)
     out = np.empty((rows.shape[0], cols.shape[0]), dtype=np.float32)
     for a in range(rows.shape[0]):
         row = global_row(rows[a], X, sqnorm, gamma, source)
         for b in range(cols.shape[0]):
             out[a, b] = row[cols[b]]
     return out
+
+
+def shared_block(X, sqnorm, gamma, source, rows, cols):
+    """K[rows][:, cols] read through the shared cache (computing missing rows once)."""
+    return _shared_block(X, sqnorm, gamma, *source_apart(source), rows, cols)
