@@ -237,18 +237,14 @@ def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
     _count_request(cache[COUNTS], start, length)
     if start < length:
         mode = source[0]
-        if mode == GRAM:
-            row = source[1][gidx[p]]
-            yp = y[p]
-            for c in range(start, length):
-                out[c] = np.float32(yp * y[c]) * row[gidx[c]]
-        elif mode == SHARED:
-            row = global_row(gidx[p], X, sqnorm, gamma, source)
-            yp = y[p]
-            for c in range(start, length):
-                out[c] = np.float32(yp * y[c]) * row[gidx[c]]
-        else:
+        if mode == COMPUTE:
             _compute(out, X, sqnorm, gamma, gidx, y, p, start, length, source[5])
+        else:
+            # gathered from a full row of K over all instances: the Gram's or the shared cache's
+            row = source[1][gidx[p]] if mode == GRAM else global_row(gidx[p], X, sqnorm, gamma, source)
+            yp = y[p]
+            for c in range(start, length):
+                out[c] = np.float32(yp * y[c]) * row[gidx[c]]
         valid_len[p] = length
     return out
 
