@@ -94,6 +94,27 @@ def test_tables_and_figures_from_summaries_equal_those_from_records(runs, tmp_pa
     assert outputs["records"] == outputs["summaries"]
 
 
+def test_table1_at_a_glance_puts_each_kernel_modes_figures_in_their_own_column(runs):
+    """Catches the README's Table 1 taking a fast kernel mode's seconds as the paper-faithful run's (or the other
+    way round), losing the fast engine's seconds, and leaving iterations empty where only a fast run was made."""
+    paths = _groups(runs / "summaries")["table1"]
+    frame = tables.comparison(tables.load_runs(paths), tables.read_paper_results(PAPER_RESULTS), "table1")
+    seconds = {row["label"]: tables.format_seconds(row["seconds_total"]) for _, row in frame.iterrows()}
+    assert seconds["sir"] != seconds["sir (gram)"]
+    glance = tables.table1_at_a_glance(frame).set_index("method")
+    assert list(glance.index) == ["libsvm", "cold", "mir", "sir"]
+    assert glance.loc["sir", "seconds (this run)"] == seconds["sir"]
+    assert glance.loc["sir", "fast engine s (this run)"] == seconds["sir (gram)"]
+    assert glance.loc["mir", "fast engine s (this run)"] == tables.NOT_AVAILABLE
+
+    fast_only = [path for path in paths if path.name != "sir-cache.json"]
+    frame = tables.comparison(tables.load_runs(fast_only), tables.read_paper_results(PAPER_RESULTS), "table1")
+    sir = tables.table1_at_a_glance(frame).set_index("method").loc["sir"]
+    gram = frame[frame["label"] == "sir (gram)"].iloc[0]
+    assert sir["seconds (this run)"] == tables.NOT_AVAILABLE
+    assert sir["iterations (this run)"] == tables.format_count(gram["iterations"])
+
+
 def test_runs_are_grouped_as_the_papers_tables(runs):
     """Catches a grouping that puts the k = 10-only MIR run into Table 3 or leave-one-out runs into Table 1."""
     groups = {kind: sorted(str(p.relative_to(runs / "summaries")) for p in paths)
@@ -127,7 +148,7 @@ def test_publish_builds_the_folder_from_summaries_alone(runs, tmp_path):
     assert f"{100 * carry:.2f} %" in document
     assert "0 of 11 runs are estimated" in document
     readme = (folder / "README.md").read_text()
-    assert (folder / "tables" / "table1.md").read_text() in readme and "figures/loocv.png" in readme
+    assert "](tables/table1.md)" in readme and "figures/loocv.png" in readme
     provenance = (folder / "provenance.md").read_text()
     assert f"{runs_csv['wall_seconds'].sum():,.0f} s summed over {len(RUNS)} job(s)" in provenance
 
@@ -251,7 +272,9 @@ def test_publish_fills_the_readme_between_its_markers(runs, tmp_path):
     before, after = original.split(publishing.README_BEGIN)[0], original.split(publishing.README_END)[1]
     assert text.startswith(before + publishing.README_BEGIN) and text.endswith(publishing.README_END + after)
     assert "](reproduction/figures/loocv.png)" in text and "](reproduction/paper_vs_reproduced.md)" in text
-    assert (out / "tables" / "table1.md").read_text() in text
+    assert "](reproduction/tables/table1.md)" in text
+    table1 = next(block for block in (out / "README.md").read_text().split("\n\n") if block.startswith("| dataset"))
+    assert table1 in text.split(publishing.README_BEGIN)[1].split(publishing.README_END)[0]
 
     readme.write_text("no markers\n")
     elsewhere = tmp_path / "elsewhere"

@@ -528,6 +528,44 @@ def _long_columns(frame: pd.DataFrame, with_split: bool, with_iterations: bool, 
     return pd.DataFrame(columns)
 
 
+def table1_at_a_glance(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 for a reader: one row per (dataset, method), each figure beside the paper's.
+
+    Seconds and ratios are the paper-faithful run's; the fast kernel engine's seconds for the same method sit
+    in a column of their own, and its iterations and accuracy stand in where no paper-faithful run was made
+    (they are the same in every kernel mode).
+    """
+    faithful, fast = {}, {}
+    for _, row in frame.iterrows():
+        method, _, mode = row["label"].partition(" (")
+        (fast if mode else faithful)[(row["dataset"], method)] = row
+    present = faithful.keys() | fast.keys()
+    keys = [(dataset, method) for dataset in _order(frame["dataset"], DATASET_ORDER)
+            for method in _order({method for _, method in present}, METHOD_ORDER) if (dataset, method) in present]
+
+    def cell(metric: str, formatter, source: str, rows: tuple) -> str:
+        row = next((r for r in rows if r is not None and pd.notna(r.get(metric if source == "this run"
+                                                                           else f"paper_{metric}"))), None)
+        return NOT_AVAILABLE if row is None else _cell(metric, formatter)(row, source)
+
+    lines = []
+    for dataset, method in keys:
+        own, quick = faithful.get((dataset, method)), fast.get((dataset, method))
+        lines.append({
+            "dataset": dataset, "method": method,
+            "seconds (paper)": cell("seconds_total", format_seconds, "paper", (own,)),
+            "seconds (this run)": cell("seconds_total", format_seconds, "this run", (own,)),
+            "fast engine s (this run)": cell("seconds_total", format_seconds, "this run", (quick,)),
+            "libsvm/method (paper)": cell("speedup_libsvm", format_ratio, "paper", (own,)),
+            "libsvm/method (this run)": cell("speedup_libsvm", format_ratio, "this run", (own,)),
+            "iterations (paper)": cell("iterations", format_count, "paper", (own,)),
+            "iterations (this run)": cell("iterations", format_count, "this run", (own, quick)),
+            "accuracy % (paper)": cell("accuracy", format_percent, "paper", (own,)),
+            "accuracy % (this run)": cell("accuracy", format_percent, "this run", (own, quick)),
+        })
+    return pd.DataFrame(lines)
+
+
 def comparison_document(frames: dict[str, pd.DataFrame], datasets: pd.DataFrame) -> tuple[list[str], list]:
     """The notes and the (title, table) sections of paper_vs_reproduced, whatever the output format."""
     cpus = sorted({c for f in frames.values() for c in f["cpu"].dropna().unique()})
