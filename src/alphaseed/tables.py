@@ -288,11 +288,13 @@ def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFr
     paper_wide = _paper_wide(paper, table)
     faithful = frame["kernel_mode"].isna() | (frame["kernel_mode"] == PAPER_KERNEL_MODE)
     frame["_join"] = np.where(faithful, frame["method"], None)
+    ran_faithful = frame.loc[faithful, ["dataset", "k", "method"]]
     frame = frame.merge(
         paper_wide.rename(columns={"method": "_join"}), on=["dataset", "k", "_join"], how="left"
     ).drop(columns="_join")
-    # Paper rows we did not run still belong beside ours (e.g. the paper's k = 100 in a quick profile).
-    paper_only = paper_wide.merge(frame[["dataset", "k", "method"]], how="left", indicator=True)
+    # Paper rows without a paper-faithful run here still belong beside ours (e.g. the paper's k = 100 in a quick
+    # profile, or MNIST's SIR where only the fast engine ran it).
+    paper_only = paper_wide.merge(ran_faithful, how="left", indicator=True)
     paper_only = paper_only[paper_only["_merge"] == "left_only"].drop(columns="_merge")
     paper_only = paper_only[paper_only["dataset"].isin(frame["dataset"])]
     paper_only = paper_only.assign(label=paper_only["method"], estimated=False, iteration_cap_hit=False)
