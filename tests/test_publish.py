@@ -221,6 +221,39 @@ def test_kernel_facts_measure_the_nearest_pair_off_the_diagonal():
         float(np.float32(np.exp(-gamma * d2.min()))), rel=1e-6)
 
 
+def test_identity_kernel_rounds_are_told_apart_by_their_training_class_counts(tmp_path):
+    """On an exact identity kernel (gamma 1e6), catches class counts matched to the wrong round (the test fold's
+    counts, or the round before), a run whose folds are not the facts' (another seed) still explained by them, and
+    the claim itself failing: a SIR round whose training set keeps the previous one's class counts starts at the
+    optimum and takes 0 iterations."""
+    rng = np.random.default_rng(5)
+    labels = np.where(np.arange(43) < 26, 1, -1)
+    data = tmp_path / "unbalanced.libsvm"
+    data.write_text("".join(f"{label:+d} " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(row)) + "\n"
+                            for label, row in zip(labels, rng.normal(size=(43, 3)))))
+    facts = tmp_path / "kernel" / "unbalanced.json"
+    assert main(["kernel-facts", "--data", str(data), "--gamma", "1e6", "--seed", "0", "--out", str(facts)]) == 0
+    for seed in (0, 1):
+        summary = tmp_path / "runs" / "unbalanced" / "k10" / f"sir-gram-{seed}.json"
+        assert main(["cv", "--data", str(data), "--C", "2", "--gamma", "1e6", "--k", "10", "--method", "sir",
+                     "--kernel-mode", "gram", "--seed", str(seed), "--out", str(tmp_path / f"record{seed}.json"),
+                     "--summary", str(summary)]) == 0
+    counts = json.loads(facts.read_text())["training_class_counts"]
+    run = read_run(tmp_path / "runs" / "unbalanced" / "k10" / "sir-gram-0.json")
+    assert counts["train_size"] == [r["train_size"] for r in run["rounds"]]
+    positives, sizes = np.array(counts["train_positive"]), np.array(counts["train_size"])
+    kept = int(np.sum((positives[1:] == positives[:-1]) & (sizes[1:] == sizes[:-1])))
+    assert 0 < kept < 9
+
+    summaries = publishing.read_runs(sorted((tmp_path / "runs").rglob("*.json")))
+    lines = publishing.class_counts_section(summaries, publishing.read_kernel_facts(tmp_path / "kernel"))
+    table = [line for line in "\n".join(lines).splitlines() if line.startswith("| unbalanced")]
+    assert len(table) == 1  # the seed-1 run's folds are not the facts'
+    cells = [cell.strip() for cell in table[0].strip("|").split("|")]
+    assert cells[2:5] == ["9", str(kept), str(kept)]
+    assert cells[6] == str(9 - kept) and cells[5] == "0"
+
+
 def _ci_config() -> dict:
     overlay = yaml.safe_load((REPO / "workflow" / "configs" / "ci.yaml").read_text())
     return load_config(REPO / "config.yaml", overrides=overlay)

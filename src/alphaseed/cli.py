@@ -127,8 +127,9 @@ def _parser() -> argparse.ArgumentParser:
     facts = commands.add_parser(
         "kernel-facts", help="how close a dataset's Gaussian kernel is to the identity (JSON)",
         description="The largest and mean off-diagonal kernel value, duplicate pairs and the "
-                    "majority class share of a dataset with its gamma, for the published "
-                    "explanation of the paper's majority-class accuracies.")
+                    "majority class share of a dataset with its gamma, and the class counts of "
+                    "its k = 10 training sets under the runs' folds (--seed), for the published "
+                    "explanation of the paper's majority-class accuracies and seeded iterations.")
     _data_arguments(facts)
     facts.add_argument("--gamma", type=float, help="kernel gamma (default: the dataset's config entry)")
     facts.set_defaults(C=None)
@@ -271,12 +272,13 @@ def _search(args) -> None:
 
 
 def _kernel_facts(args) -> None:
-    from .publish import kernel_facts, write_json
+    from .publish import TABLE1_K, kernel_facts, training_class_counts, write_json
 
-    X, y, name, _, gamma, *_ = _load(args, need_C_gamma=False)
+    X, y, name, _, gamma, _, seed, *_ = _load(args, need_C_gamma=False)
     if gamma is None:
         raise ConfigError("--data needs --gamma (no config entry gives it)")
-    facts = {"dataset": name, "subsample": args.subsample, **kernel_facts(X, y, gamma)}
+    facts = {"dataset": name, "subsample": args.subsample, **kernel_facts(X, y, gamma),
+             "training_class_counts": training_class_counts(y, int(TABLE1_K), seed)}
     write_json(args.out, facts)
     print(f"{name}: largest off-diagonal kernel value {facts['largest_off_diagonal']:.3g} "
           f"(gamma {gamma:g}, n {facts['n']}) -> {args.out}")
