@@ -251,24 +251,38 @@ def _percent(value) -> str:
 
 
 def iterations_section(frame: pd.DataFrame) -> list[str]:
-    """Iterations beside the paper's, relative to LibSVM's on the same data, where the two disagree."""
-    frame = frame[frame["kernel_mode"].isna() | (frame["kernel_mode"] == "cache")]
-    libsvm = frame[frame["method"] == "libsvm"].set_index("dataset")
+    """Iterations beside the paper's, relative to LibSVM's on the same data, where the two disagree.
+
+    Counts are the same in every kernel mode, so a method run only in a fast mode (full MNIST's) stands in with
+    that run's, and LibSVM's count is our cold start's where LibSVM itself did not run.
+    """
+    ours = {}  # (dataset, method) -> the run whose counts stand: the paper-faithful one where there is one
+    for _, row in frame.dropna(subset=["iterations"]).iterrows():
+        key = (row["dataset"], row["method"])
+        if key not in ours or pd.isna(row["kernel_mode"]) or row["kernel_mode"] == "cache":
+            ours[key] = row
+    paper = frame.dropna(subset=["paper_iterations"]).drop_duplicates(["dataset", "method"])
     rows = []
-    for _, row in frame.dropna(subset=["paper_iterations", "iterations"]).iterrows():
-        if row["dataset"] not in libsvm.index:
+    for _, row in paper.iterrows():
+        run = ours.get((row["dataset"], row["method"]))
+        base = ours.get((row["dataset"], "libsvm"), ours.get((row["dataset"], "cold")))
+        paper_base = paper[(paper["dataset"] == row["dataset"]) & (paper["method"] == "libsvm")]
+        if run is None or base is None or paper_base.empty:
             continue
-        base = libsvm.loc[row["dataset"]]
-        ours, theirs = row["iterations"] / base["iterations"], row["paper_iterations"] / base["paper_iterations"]
+        ratio, paper_ratio = run["iterations"] / base["iterations"], row["paper_iterations"] / paper_base.iloc[0][
+            "paper_iterations"]
         rows.append({
-            "dataset": row["dataset"], "method": row["label"],
+            "dataset": row["dataset"], "method": run["label"],
             "iterations (paper)": tables.format_count(row["paper_iterations"]),
-            "iterations (this run)": tables.format_count(row["iterations"]),
-            "this run / paper": f"{row['iterations'] / row['paper_iterations']:.3f}",
-            "/ LibSVM (paper)": f"{theirs:.3f}", "/ LibSVM (this run)": f"{ours:.3f}",
-            "round 1 (cold) iterations": tables.format_count(row["iterations_round1"]),
-            "differs": "yes" if abs(ours / theirs - 1) > ITERATION_TOLERANCE else "",
-            "_gap": abs(np.log(ours / theirs)),
+            "iterations (this run)": tables.format_count(run["iterations"]) + (
+                tables.ESTIMATED if run["iterations_estimated"] else ""),
+            "this run / paper": f"{run['iterations'] / row['paper_iterations']:.3f}",
+            "/ LibSVM (paper)": f"{paper_ratio:.3f}", "/ LibSVM (this run)": f"{ratio:.3f}",
+            "round 1 (cold) iterations": tables.format_count(run["iterations_round1"]),
+            # counts over the first rounds only do not compare with the paper's totals
+            "differs": ("first rounds only" if run["iterations_estimated"] or base["iterations_estimated"]
+                        else "yes" if abs(ratio / paper_ratio - 1) > ITERATION_TOLERANCE else ""),
+            "_gap": abs(np.log(ratio / paper_ratio)),
         })
     table = pd.DataFrame(rows)
     differing = table[table["differs"] == "yes"] if len(table) else table
@@ -279,7 +293,10 @@ def iterations_section(frame: pd.DataFrame) -> list[str]:
         "LibSVM's own iteration count on the same data is the yardstick: the ratio method / LibSVM is compared with "
         "the paper's, so a different fold assignment or sample moves both. A row differs when the two ratios are "
         f"more than {ITERATION_TOLERANCE:.0%} apart; {len(differing)} of {len(table)} rows do. Round 1 of ATO, MIR "
-        "and SIR is a cold start, so its iterations bound how much a seeder can save over k rounds.",
+        "and SIR is a cold start, so its iterations bound how much a seeder can save over k rounds. A method run "
+        "only in a fast kernel mode shows that run's counts (the same in every mode), and where LibSVM did not run "
+        "our cold start's count stands for it (it reproduces LibSVM's step for step). Where the kernel is the "
+        "identity, the next section explains the seeded counts.",
         "",
     ]
     if len(subsampled):
