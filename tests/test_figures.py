@@ -115,6 +115,26 @@ def test_iterations_per_round_draws_one_line_per_run_and_crosses_capped_rounds()
     assert not madelon.collections
 
 
+def test_iterations_per_round_gives_a_method_one_colour_and_shows_rounds_at_the_optimum_at_zero():
+    """Catches a fast kernel mode's line taking another method's colour (tab10 runs out after the methods), a method
+    coloured differently in two panels, a fast mode drawn like the paper's, a legend missing a panel's runs, and a
+    seeded round of 0 iterations drawn at 1 or dropped by a log axis."""
+    gram = make_record("madelon", 10, "sir", 0.1, 40, kernel_mode="gram")
+    gram["rounds"][4]["iterations"] = 0
+    records = [make_record("heart", 10, "libsvm", 0.1, 100), make_record("heart", 10, "sir", 0.1, 50),
+               make_record("madelon", 10, "cold", 0.1, 90, kernel_mode="gram"), gram]
+    figure = figures.iterations_per_round_figure(records)
+    heart, madelon = figure.axes
+    lines = {line.get_label(): line for axes in (heart, madelon) for line in axes.get_lines()}
+    assert lines["sir (gram)"].get_color() == lines["sir"].get_color() != lines["libsvm"].get_color()
+    assert lines["cold (gram)"].get_color() not in (lines["sir"].get_color(), lines["libsvm"].get_color())
+    assert lines["sir"].get_linestyle() == "-" and lines["sir (gram)"].get_linestyle() == "--"
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == ["libsvm", "cold (gram)", "sir",
+                                                                           "sir (gram)"]
+    assert list(lines["sir (gram)"].get_ydata())[4] == 0 and madelon.get_ylim()[0] == 0
+    assert madelon.get_yscale() == "symlog" and heart.get_yscale() == "log"
+
+
 def test_figures_are_written(tmp_path):
     """Catches a figure missing from the outputs, or a temporary file left behind by a non-atomic write."""
     groups = {

@@ -15,6 +15,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from .atomic import atomic_path
 from .summaries import read_run
@@ -104,11 +105,21 @@ def loocv_figure(frame: pd.DataFrame) -> Figure:
 
 
 def iterations_per_round_figure(records: list[dict]) -> Figure:
-    """Iterations of each round for each method, one panel per dataset (seeding pays off after round 1)."""
+    """Iterations of each round for each method, one panel per dataset (seeding pays off after round 1).
+
+    A method has one colour in every panel, solid in the paper's kernel mode and dashed in a fast one (the counts
+    agree, so a dashed line under a solid one is hidden). The y axis is logarithmic; where a seeded round started at
+    the optimum, it is linear below 1 so that the round shows at 0.
+    """
     datasets = _order([r["dataset"] for r in records], DATASET_ORDER)
     labels = _order([record_row(r)["label"] for r in records], METHOD_ORDER)
-    colors = _colors(labels, METHOD_ORDER)
-    figure = Figure(figsize=(3.2 * len(datasets), 3.2))
+    colors = _colors(_order({label.partition(" (")[0] for label in labels}, METHOD_ORDER), METHOD_ORDER)
+
+    def style(label: str) -> dict:
+        method, _, mode = label.partition(" (")
+        return dict(color=colors[method], linestyle="--" if mode else "-", marker=".")
+
+    figure = Figure(figsize=(3.2 * len(datasets), 3.4), layout="constrained")
     panels = np.atleast_1d(figure.subplots(1, len(datasets), squeeze=False)[0])
     for axes, dataset in zip(panels, datasets):
         for record in records:
@@ -116,16 +127,24 @@ def iterations_per_round_figure(records: list[dict]) -> Figure:
                 continue
             label = record_row(record)["label"]
             rounds = [r["round"] for r in record["rounds"]]
-            iterations = [max(r["iterations"], 1) for r in record["rounds"]]
-            axes.plot(rounds, iterations, marker=".", color=colors[label], label=label)
-            capped = [(r["round"], max(r["iterations"], 1)) for r in record["rounds"] if r["iteration_cap_hit"]]
+            axes.plot(rounds, [r["iterations"] for r in record["rounds"]], label=label, **style(label))
+            capped = [(r["round"], r["iterations"]) for r in record["rounds"] if r["iteration_cap_hit"]]
             if capped:
                 axes.scatter(*zip(*capped), marker="x", color="red", zorder=3)
-        axes.set_yscale("log")
+        if any(r["iterations"] == 0 for record in records if record["dataset"] == dataset for r in record["rounds"]):
+            axes.set_yscale("symlog", linthresh=1.0)
+            axes.set_ylim(bottom=0)
+        else:
+            axes.set_yscale("log")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        for axis_ticks in (axes.yaxis.set_major_formatter, axes.yaxis.set_minor_formatter):
+            axis_ticks(FuncFormatter(lambda value, _: f"{value:,.0f}"))
         axes.set_title(f"{dataset} (k = {records[0]['k']})" if len(records) else dataset, fontsize=9)
         axes.set_xlabel("round")
-    panels[0].set_ylabel("SMO iterations (log; \u00d7 = iteration cap)")
-    panels[-1].legend(fontsize=7)
+    panels[0].set_ylabel("SMO iterations (\u00d7 = iteration cap)")
+    handles = [Line2D([], [], label=label, **style(label)) for label in labels]
+    figure.legend(handles=handles, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+                  ncol=min(len(handles), 8), frameon=False)
     return figure
 
 
