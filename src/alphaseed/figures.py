@@ -15,7 +15,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
 from .atomic import atomic_path
 from .summaries import read_run
@@ -171,6 +171,10 @@ def speedup_vs_k_figure(frame: pd.DataFrame) -> Figure:
             any_estimated |= bool(points[f"{ratio}_estimated"].any())
     axes.set_xscale("log")
     axes.set_yscale("log")
+    ks = sorted(sir["k_value"].unique())
+    axes.set_xticks(ks, [str(k) for k in ks])
+    axes.xaxis.set_minor_locator(NullLocator())
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     axes.axhline(1.0, color="grey", linewidth=0.8)
     axes.set_xlabel("k")
     axes.set_ylabel("LibSVM time / SIR time")
