@@ -205,6 +205,12 @@ def _markdown(frame: pd.DataFrame) -> str:
     return frame.to_markdown(index=False, disable_numparse=True) if len(frame) else "(none)"
 
 
+def _section(title: str, paragraphs: list[str], table: pd.DataFrame, after: tuple[str, ...] = ()) -> list[str]:
+    """A section of paper_vs_reproduced.md: its heading, its paragraphs, its table, then ``after``."""
+    return [f"## {title}", ""] + [line for paragraph in paragraphs for line in (paragraph, "")] + [
+        _markdown(table), ""] + [line for paragraph in after for line in (paragraph, "")]
+
+
 def identity_kernel_section(runs: pd.DataFrame, facts: dict[str, dict]) -> list[str]:
     """Why an accuracy equals the majority class: K close to I, every instance a support vector, one class predicted."""
     table1 = runs[(runs["k"] == TABLE1_K) & (runs["method"] == "libsvm")].set_index("dataset")
@@ -228,22 +234,15 @@ def identity_kernel_section(runs: pd.DataFrame, facts: dict[str, dict]) -> list[
             "accuracy (this run)": _percent(None if run is None else run["accuracy"] / 100),
         })
     missing = sorted(set(runs["dataset"]) - set(facts))
-    text = [
-        "## Where the kernel is (nearly) the identity",
-        "",
+    return _section("Where the kernel is (nearly) the identity", [
         "With the paper's gamma on raw features, the Gaussian kernel of a dataset whose instances are far apart is "
         "close to the identity matrix: every instance becomes a support vector, the decision value of a test "
         "instance is the bias alone, and every test instance falls in one class, so the accuracy is the share of "
         "the majority class. The kernel facts are computed on the data the runs used (after any subsample) with "
         "the config's gamma, in float32 as the solver stores K; the shares come from this run's LibSVM runs at "
         "k = 10 (mean over rounds).",
-        "",
-        _markdown(pd.DataFrame(rows)),
-        "",
-    ]
-    if missing:
-        text += [f"No kernel facts for {', '.join(missing)} (run `alphaseed kernel-facts`).", ""]
-    return text
+    ], pd.DataFrame(rows), after=(f"No kernel facts for {', '.join(missing)} (run `alphaseed kernel-facts`).",)
+        if missing else ())
 
 
 def _percent(value) -> str:
@@ -287,9 +286,7 @@ def iterations_section(frame: pd.DataFrame) -> list[str]:
     table = pd.DataFrame(rows)
     differing = table[table["differs"] == "yes"] if len(table) else table
     subsampled = frame.dropna(subset=["subsample"])["dataset"].unique()
-    lines = [
-        "## Iterations beside the paper's (Table 1, k = 10)",
-        "",
+    paragraphs = [
         "LibSVM's own iteration count on the same data is the yardstick: the ratio method / LibSVM is compared with "
         "the paper's, so a different fold assignment or sample moves both. A row differs when the two ratios are "
         f"more than {ITERATION_TOLERANCE:.0%} apart; {len(differing)} of {len(table)} rows do. Round 1 of ATO, MIR "
@@ -297,13 +294,12 @@ def iterations_section(frame: pd.DataFrame) -> list[str]:
         "only in a fast kernel mode shows that run's counts (the same in every mode), and where LibSVM did not run "
         "our cold start's count stands for it (it reproduces LibSVM's step for step). Where the kernel is the "
         "identity, the next section explains the seeded counts.",
-        "",
     ]
     if len(subsampled):
-        lines += [f"Runs on stratified subsamples ({', '.join(subsampled)}): their absolute counts do not compare "
-                  "with the paper's full-size ones; the ratios to LibSVM do, roughly.", ""]
+        paragraphs.append(f"Runs on stratified subsamples ({', '.join(subsampled)}): their absolute counts do not "
+                          "compare with the paper's full-size ones; the ratios to LibSVM do, roughly.")
     ordered = table.sort_values("_gap", ascending=False).drop(columns="_gap") if len(table) else table
-    return lines + [_markdown(ordered), ""]
+    return _section("Iterations beside the paper's (Table 1, k = 10)", paragraphs, ordered)
 
 
 def class_counts_section(summaries: list[dict], facts: dict[str, dict]) -> list[str]:
@@ -337,9 +333,7 @@ def class_counts_section(summaries: list[dict], facts: dict[str, dict]) -> list[
     datasets = tables._order({row["dataset"] for row in rows}, tables.DATASET_ORDER)
     labels = tables._order({row["method"] for row in rows}, tables.METHOD_ORDER)
     rows.sort(key=lambda row: (datasets.index(row["dataset"]), labels.index(row["method"])))
-    return [
-        "## Seeded rounds on an identity kernel",
-        "",
+    return _section("Seeded rounds on an identity kernel", [
         "Where K is exactly the identity in float32 (largest off-diagonal K = 0 in the kernel facts), Q = I and the "
         "dual's optimum depends on the training set's class counts alone: with every alpha free, "
         "alpha_i = 1 - y_i b with b = (n+ - n-) / l; with every alpha at C, any such alpha is optimal once the classes "
@@ -350,10 +344,7 @@ def class_counts_section(summaries: list[dict], facts: dict[str, dict]) -> list[
         "does not say how it assigned folds; its seeded rounds' counts fit starts away from this optimum. Rounds "
         "from 2 on (round 1 is cold), class counts from the kernel facts' fold assignment, matched to each run's by "
         "its sha256:",
-        "",
-        _markdown(pd.DataFrame(rows)),
-        "",
-    ]
+    ], pd.DataFrame(rows))
 
 
 def carry_section(runs: pd.DataFrame) -> list[str]:
@@ -369,20 +360,14 @@ def carry_section(runs: pd.DataFrame) -> list[str]:
         "kernel values for the gradient": tables.format_count(row["kernel_values_gradient"]),
         "kernel values in all": tables.format_count(row["kernel_values_computed"]),
     } for _, row in seeded.iterrows()]
-    return [
-        "## What the gradient carry-over costs",
-        "",
-        tables.CARRY_NOTE,
-        "The table gives, for every seeded run in the paper's kernel mode, how many seeded rounds carried the "
+    return _section("What the gradient carry-over costs", [
+        tables.CARRY_NOTE + "\n" + "The table gives, for every seeded run in the paper's kernel mode, how many seeded rounds carried the "
         "gradient (G' = G + Q delta-alpha; the others computed it from the seed, as LibSVM's warm start does), the "
         "time the seeded rounds spent starting the gradient and its share of their time, and the kernel values "
         "computed for the gradient's start (all rounds) among all the run computed. Computing the gradient anew "
         "from the seed takes one kernel row per non-zero alpha of the seed: on a dataset where every instance is "
         "a support vector, the whole matrix in every round.",
-        "",
-        _markdown(pd.DataFrame(rows)),
-        "",
-    ]
+    ], pd.DataFrame(rows))
 
 
 def estimates_section(runs: pd.DataFrame) -> list[str]:
@@ -394,17 +379,11 @@ def estimates_section(runs: pd.DataFrame) -> list[str]:
         "estimated": tables.ESTIMATED if row["estimated"] else "",
         "rounds at the iteration cap": f"{row['rounds_capped']}" if row["rounds_capped"] else "",
     } for _, row in flagged.iterrows()]
-    return [
-        "## Estimated rows and capped rounds",
-        "",
+    return _section("Estimated rows and capped rounds", [
         tables.ESTIMATE_NOTE,
-        "",
         f"{int(runs['estimated'].sum())} of {len(runs)} runs are estimated; "
         f"{int(runs['iteration_cap_hit'].sum())} hit the iteration cap in some round.",
-        "",
-        _markdown(pd.DataFrame(rows)),
-        "",
-    ]
+    ], pd.DataFrame(rows))
 
 
 # ---------------------------------------------------------------- the documents
