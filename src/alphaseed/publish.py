@@ -361,7 +361,8 @@ def carry_section(runs: pd.DataFrame) -> list[str]:
         "kernel values in all": tables.format_count(row["kernel_values_computed"]),
     } for _, row in seeded.iterrows()]
     return _section("What the gradient carry-over costs", [
-        tables.CARRY_NOTE + "\n" + "The table gives, for every seeded run in the paper's kernel mode, how many seeded rounds carried the "
+        tables.CARRY_NOTE + "\n"
+        "The table gives, for every seeded run in the paper's kernel mode, how many seeded rounds carried the "
         "gradient (G' = G + Q delta-alpha; the others computed it from the seed, as LibSVM's warm start does), the "
         "time the seeded rounds spent starting the gradient and its share of their time, and the kernel values "
         "computed for the gradient's start (all rounds) among all the run computed. Computing the gradient anew "
