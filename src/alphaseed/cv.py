@@ -261,6 +261,8 @@ def _run_chains(run_chain, layout: list[list[int]]) -> list[list[RoundRecord]]:
     else one after the other: the same rounds either way."""
     import numba
 
+    from .gaussian import blas_threads
+
     threads = numba.get_num_threads()
     workers = min(len(layout), threads)
     try:
@@ -274,7 +276,9 @@ def _run_chains(run_chain, layout: list[list[int]]) -> list[list[RoundRecord]]:
         numba.set_num_threads(max(1, threads // workers))   # per thread: the chains share the cores
         return run_chain(chain)
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    # The chains' BLAS calls set the process's one BLAS thread count in turn, each restoring what it found;
+    # this outer context puts back the count from before the chains, whatever order they finish in.
+    with blas_threads(0), ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(run_on_thread, layout))
 
 
