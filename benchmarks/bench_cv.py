@@ -30,6 +30,11 @@ kernel rows and the float64 gradient read and written, over the mean active set)
     python benchmarks/bench_cv.py --cases heart:10 madelon:100 adult@10000:10 --threads 1
     python benchmarks/bench_cv.py --cases adult:10 --modes auto --libsvm-rounds 2
     python benchmarks/bench_cv.py --cases madelon:10 --modes auto --threads 2 --peers intelex
+    python benchmarks/bench_cv.py --cases adult:10 --modes auto --methods sir --peers --chains 1 2
+
+``--chains 1 2`` runs each of our methods also as 2 chains of rounds (``cross_validate``'s
+``chains``), and ``vs_one_thread`` is the same method's seconds at 1 thread and 1 chain over the
+row's: what the cores buy.
 
 ``--libsvm-rounds R`` times only LibSVM's first R rounds and estimates its total as their mean
 times k; accuracy and iterations then cover those rounds only. A row is ``estimated`` when any
@@ -65,14 +70,14 @@ SHORT_RUN = 20.0
 
 
 def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str,
-            max_rounds: int | None) -> dict:
+            max_rounds: int | None, chains: int) -> dict:
     """Runs inside the child process: one cross-validation, reported as a JSON line."""
     from alphaseed.cv import cross_validate
 
     X, y, entry, seed = load_case(dataset, subsample)
     with Clock() as clock:
         result = cross_validate(X, y, entry["C"], entry["gamma"], k, method,
-                                seed=seed, kernel_mode=mode, max_rounds=max_rounds)
+                                seed=seed, kernel_mode=mode, max_rounds=max_rounds, chains=chains)
     train_seconds = sum(r.seconds.train for r in result.rounds)
     active = sum(r.kernel.active_sum for r in result.rounds if r.kernel is not None)
     return {"seconds": result.seconds, "estimated": result.estimated,
@@ -153,11 +158,11 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(args, dataset, subsample, k, method, mode, threads) -> dict:
-    """``method`` is ours, LibSVM or a peer (``mode`` is then ignored)."""
+def measure(args, dataset, subsample, k, method, mode, threads, chains=1) -> dict:
+    """``method`` is ours, LibSVM or a peer (``mode`` and ``chains`` are then ignored)."""
     rounds = args.libsvm_rounds if method == "libsvm" and args.libsvm_rounds else 0
     cmd = [sys.executable, __file__, "--one", dataset, str(subsample or 0), str(k), method, mode,
-           str(rounds), str(threads)]
+           str(rounds), str(threads), str(chains)]
     runs = []
     while True:
         runs.append(run_child(cmd, threads))
@@ -166,16 +171,17 @@ def measure(args, dataset, subsample, k, method, mode, threads) -> dict:
     row = pd.DataFrame(runs).median(numeric_only=True).to_dict()
     row.update(dataset=dataset if not subsample else f"{dataset}[{subsample}]", k=k,
                method=method, mode=runs[0]["kernel_mode"], requested_mode=mode,
-               threads=threads, runs=len(runs), estimated=runs[0]["estimated"],
+               threads=threads, chains=chains, runs=len(runs), estimated=runs[0]["estimated"],
                predictions=runs[0]["predictions"])
-    print(f"  {row['dataset']:>14} k={k:<4} {method:>6} {mode:>6} threads={threads} "
+    print(f"  {row['dataset']:>14} k={k:<4} {method:>6} {mode:>6} threads={threads} chains={chains} "
           f"{row['seconds']:9.2f}s  iters={row['iterations']:.0f}  accuracy={row['accuracy']:.3f}", file=sys.stderr, flush=True)
     return row
 
 
 def with_ratios(table: pd.DataFrame, peers) -> pd.DataFrame:
     """``table`` with ``vs_libsvm`` (LibSVM's seconds / the row's, same dataset, k and threads),
-    ``vs_cold_same_mode`` (the cold start's in the same requested mode / the row's; ours only),
+    ``vs_cold_same_mode`` (the cold start's in the same requested mode and chains / the row's;
+    ours only), ``vs_one_thread`` (the same configuration's at 1 thread and 1 chain / the row's),
     ``vs_fastest_peer`` and ``fastest_peer`` (see the module doc), ``differs_from_cold``
     (instances predicted otherwise than by our cold run) and ``floor_ratio`` (training time per
     iteration / the triad's time for its bytes), and ``estimated`` set wherever one of the
@@ -189,7 +195,10 @@ def with_ratios(table: pd.DataFrame, peers) -> pd.DataFrame:
 
     libsvm_seconds, libsvm_estimated = reference(table[table.method == "libsvm"], key)
     cold = table[table.method == "cold"]
-    cold_seconds, cold_estimated = reference(cold, key + ["requested_mode"])
+    cold_seconds, cold_estimated = reference(cold, key + ["requested_mode", "chains"])
+    one_thread, one_thread_estimated = reference(
+        table[(table.threads == 1) & (table.chains == 1)].drop(columns="threads"),
+        ["dataset", "k", "method", "requested_mode"])
     cold_predictions, _ = reference(cold, key, "predictions")
     fastest = table[table.method.isin(peers)].sort_values("seconds")
     peer_seconds, _ = reference(fastest, key)
@@ -199,13 +208,15 @@ def with_ratios(table: pd.DataFrame, peers) -> pd.DataFrame:
     return table.assign(
         vs_libsvm=libsvm_seconds / table.seconds,
         vs_cold_same_mode=np.where(ours, cold_seconds / table.seconds, np.nan),
+        vs_one_thread=one_thread / table.seconds,
         vs_fastest_peer=peer_seconds / table.seconds,
         fastest_peer=peer_name,
         differs_from_cold=[np.nan if not isinstance(c, str) else
                            sum(a != b for a, b in zip(p, c))
                            for p, c in zip(table.predictions, cold_predictions)],
         floor_ratio=table.us_per_iteration / floor_us,
-        estimated=table.estimated.astype(bool).to_numpy() | libsvm_estimated | (ours & cold_estimated),
+        estimated=(table.estimated.astype(bool).to_numpy() | libsvm_estimated | (ours & cold_estimated)
+                   | one_thread_estimated),
     )
 
 
@@ -219,22 +230,24 @@ def main() -> None:
     parser.add_argument("--peers", nargs="*", default=list(PEERS), choices=PEERS)
     parser.add_argument("--repeats", type=int, default=3, help="runs of a short configuration")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, os.cpu_count()])
+    parser.add_argument("--chains", type=int, nargs="+", default=[1],
+                        help="chains of rounds for our methods (cross_validate's chains)")
     parser.add_argument("--libsvm-rounds", type=int, metavar="R",
                         help="time LibSVM's first R rounds only and estimate its total")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "cv.csv")
-    parser.add_argument("--one", nargs=7, help=argparse.SUPPRESS)
+    parser.add_argument("--one", nargs=8, help=argparse.SUPPRESS)
     parser.add_argument("--triad", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.triad:
         print(json.dumps(run_triad()))
         return
     if args.one:
-        dataset, subsample, k, method, mode, rounds, threads = args.one
+        dataset, subsample, k, method, mode, rounds, threads, chains = args.one
         if method in PEERS:
             result = run_peer(dataset, int(subsample) or None, int(k), method, int(threads))
         else:
             result = run_one(dataset, int(subsample) or None, int(k), method, mode,
-                             int(rounds) or None)
+                             int(rounds) or None, int(chains))
         print(json.dumps(result))
         return
     if args.libsvm_rounds is not None and args.libsvm_rounds < 1:
@@ -255,13 +268,13 @@ def main() -> None:
                 rows.append(measure(args, dataset, subsample, k, peer, "", threads))
             for mode in args.modes:
                 for method in args.methods:
-                    if method != "libsvm":
-                        rows.append(measure(args, dataset, subsample, k, method, mode, threads))
+                    for chains in args.chains if method != "libsvm" else ():
+                        rows.append(measure(args, dataset, subsample, k, method, mode, threads, chains))
     table = pd.DataFrame(rows)
     table["triad_gbs"] = table.threads.map(bandwidth)
     table = with_ratios(table, args.peers)
-    columns = ["dataset", "k", "threads", "method", "requested_mode", "mode", "seconds",
-               "vs_fastest_peer", "fastest_peer", "vs_libsvm", "vs_cold_same_mode",
+    columns = ["dataset", "k", "threads", "chains", "method", "requested_mode", "mode", "seconds",
+               "vs_fastest_peer", "fastest_peer", "vs_libsvm", "vs_cold_same_mode", "vs_one_thread",
                "iterations", "accuracy", "differs_from_cold", "kernel_seconds",
                "predict_seconds", "us_per_iteration", "bytes_per_iteration", "triad_gbs",
                "floor_ratio", "cpu_per_wall", "peak_mb", "runs", "estimated"]

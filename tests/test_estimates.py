@@ -97,20 +97,24 @@ def bench_cv():
 def test_a_benchmark_row_is_estimated_when_any_figure_in_it_is(bench_cv):
     """Catches flagging a row by its own time only: with LibSVM estimated from its first rounds, every
     vs_libsvm divides by an estimate; with a cold start estimated, the vs_cold_same_mode of its mode does.
-    Catches flagging rows whose figures are all measured (the other thread count, the other mode)."""
-    def row(method, mode, threads, seconds, estimated=False):
-        return dict(dataset="adult", k=10, threads=threads, method=method, requested_mode=mode, mode=mode,
-                    seconds=seconds, estimated=estimated, predictions=None, us_per_iteration=np.nan,
+    Catches flagging rows whose figures are all measured (the other thread count, the other mode), and a
+    vs_one_thread that divides by an estimate (1-thread SIR here) without saying so or compares other chains."""
+    def row(method, mode, threads, seconds, estimated=False, chains=1):
+        return dict(dataset="adult", k=10, threads=threads, chains=chains, method=method, requested_mode=mode,
+                    mode=mode, seconds=seconds, estimated=estimated, predictions=None, us_per_iteration=np.nan,
                     bytes_per_iteration=np.nan, triad_gbs=np.nan)
 
     table = bench_cv.with_ratios(pd.DataFrame([
-        row("libsvm", "cache", 1, 100.0, estimated=True), row("cold", "gram", 1, 50.0), row("sir", "gram", 1, 10.0),
+        row("libsvm", "cache", 1, 100.0, estimated=True), row("cold", "gram", 1, 50.0),
+        row("sir", "gram", 1, 10.0, estimated=True),
         row("libsvm", "cache", 2, 80.0), row("cold", "gram", 2, 40.0, estimated=True), row("sir", "gram", 2, 8.0),
-        row("cold", "shared", 2, 20.0), row("sir", "shared", 2, 4.0),
+        row("cold", "shared", 2, 20.0), row("sir", "shared", 2, 4.0), row("sir", "gram", 2, 5.0, chains=2),
     ]), peers=bench_cv.PEERS)
-    assert table["estimated"].tolist() == [True, True, True, False, True, True, False, False]
-    assert table["vs_libsvm"].tolist() == [1.0, 2.0, 10.0, 1.0, 2.0, 10.0, 4.0, 20.0]
-    assert table["vs_cold_same_mode"].fillna(-1.0).tolist() == [-1.0, 1.0, 5.0, -1.0, 1.0, 5.0, 1.0, 5.0]
+    # LibSVM at 2 threads is measured, but its vs_one_thread divides by LibSVM's estimated 1-thread time.
+    assert table["estimated"].tolist() == [True, True, True, True, True, True, False, False, True]
+    assert table["vs_libsvm"].tolist() == [1.0, 2.0, 10.0, 1.0, 2.0, 10.0, 4.0, 20.0, 16.0]
+    assert table["vs_cold_same_mode"].fillna(-1.0).tolist() == [-1.0, 1.0, 5.0, -1.0, 1.0, 5.0, 1.0, 5.0, -1.0]
+    assert table["vs_one_thread"].fillna(-1.0).tolist() == [1.0, 1.0, 1.0, 1.25, 1.25, 1.25, -1.0, -1.0, 2.0]
 
 
 TIME_FIGURE = re.compile(r"\d[\d.,]*\s*(?:million\s+)?(?:seconds?|minutes?|hours?|days?)\b", re.IGNORECASE)

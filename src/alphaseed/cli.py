@@ -103,6 +103,9 @@ def _parser() -> argparse.ArgumentParser:
     cv.add_argument("--method", choices=METHODS, default="cold")
     cv.add_argument("--max-rounds", type=int, metavar="N",
                     help="run only the first N rounds and estimate the total time")
+    cv.add_argument("--chains", type=int, default=1, metavar="N",
+                    help="run the rounds as N chains of consecutive rounds, at once on the threads "
+                         "(NUMBA_NUM_THREADS); each chain starts as round 1 does (default 1, the paper's)")
     cv.add_argument("--out", type=Path, required=True, metavar="FILE", help="run record (JSON)")
     cv.add_argument("--summary", type=Path, metavar="FILE",
                     help="also write the run's summary (the record without predictions, with the "
@@ -235,13 +238,13 @@ def _cv(args) -> None:
     start = time.perf_counter()
     X, y, name, C, gamma, config, seed, described, fingerprint = _load(args, need_C_gamma=True)
 
-    def progress(h: int, rounds: int, iterations: int, elapsed: float) -> None:
-        print(f"{name} k={args.k} {args.method}: round {h}/{rounds}, {iterations} iterations, "
+    def progress(done: int, rounds: int, iterations: int, elapsed: float) -> None:
+        print(f"{name} k={args.k} {args.method}: round {done}/{rounds}, {iterations} iterations, "
               f"{elapsed:.2f} s elapsed", file=sys.stderr, flush=True)
 
     result = cross_validate(
         X, y, C, gamma, args.k, args.method, seed=seed, max_rounds=args.max_rounds,
-        progress=progress, **_solver_options(args, config),
+        progress=progress, chains=args.chains, **_solver_options(args, config),
     )
     provenance = collect_provenance(described, fingerprint, result.started_utc, result.finished_utc)
     record = build_run_record(result, name, provenance, subsample=args.subsample)

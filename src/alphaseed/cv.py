@@ -19,6 +19,17 @@ sets in this order.
   and in ``iterations``. The round that trains on X starts from that model with R = the
   instances X lacks and T empty (R = {t} at leave-one-out), so no round depends on another.
 
+``chains`` (default 1, the paper's single sequence) splits the rounds into that many runs of
+consecutive rounds (``chain_layout``: 10 rounds as 3 chains are 1-4, 5-7, 8-10). Each chain starts
+as round 1 does, cold for ATO, MIR and SIR, and seeds each of its later rounds from the one before;
+AVG, TOP and FULL seed every round from the full model anyway. The chains run at once on Numba's
+threads, each solver on its share of them, where Numba's threading layer lets two threads launch
+parallel loops at once (OpenMP, TBB), and one after the other otherwise: the result depends on
+``chains`` alone, never on the threads. Chains need every round (no ``max_rounds``), our solver,
+and a kernel mode whose rows no two rounds write (``gram`` or ``cache``). Their rounds overlap, so
+``seconds`` is then the wall time of kernel and rounds, while ``init`` and ``rest`` still add up
+the rounds' own times.
+
 Our methods read kernel values through ``KernelMatrix`` in ``kernel_mode`` (default ``auto``:
 the Gram matrix when it fits the memory budget, else ``shared``; ``cache`` is LibSVM's
 per-round row cache, what the paper measured and what the pipeline's paper-faithful
@@ -43,7 +54,9 @@ would inflate ``rest`` and deflate ``init``. Those methods therefore refuse ``ma
 from __future__ import annotations
 
 import numbers
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable
@@ -61,7 +74,9 @@ COLD = "cold"
 PAPER_KERNEL_MODE = "cache"
 
 ProgressCallback = Callable[[int, int, int, float], None]
-"""``progress(h, rounds_to_run, iterations_of_round_h, elapsed_seconds)`` after each round."""
+"""``progress(rounds_done, rounds_to_run, iterations_of_the_round, elapsed_seconds)`` after each round."""
+# Numba's threading layers that let several threads launch parallel loops at once.
+THREAD_SAFE_LAYERS = ("omp", "tbb")
 
 
 @dataclass
@@ -129,6 +144,7 @@ class CVResult:
     folds: np.ndarray          # fold of each instance, 0..n_folds-1
     rounds: list[RoundRecord] = field(default_factory=list)
     kernel_mode: str = PAPER_KERNEL_MODE     # as resolved (``auto`` becomes gram or shared)
+    chains: int = 1
     started_utc: str = ""
     finished_utc: str = ""
 
@@ -156,12 +172,15 @@ def cross_validate(
     shrinking: bool = True,
     kernel_mode: str = "auto",
     cv=None,
+    chains: int = 1,
 ) -> CVResult:
     """Cross-validate C-SVC with the Gaussian kernel on (X, y) by ``method``; see the module doc.
 
     The folds, given as ``k`` or as ``cv`` (one of the two): an integer k or ``"loo"`` (LibSVM's
     stratified folds drawn with ``seed``), a scikit-learn splitter, or an iterable of
     (train, test) index arrays, run in the order given (``k`` is then reported as "custom").
+    ``chains`` splits the rounds into that many runs of consecutive rounds (``chain_layout``),
+    run at once on Numba's threads; see the module doc.
     """
     from .folds import CUSTOM, LEAVE_ONE_OUT
     from .smo import check_C
@@ -173,6 +192,10 @@ def cross_validate(
     n_folds = len(splits)
     _check_method(method, k == LEAVE_ONE_OUT, None if k == CUSTOM else n_folds)
     rounds_to_run = _rounds_to_run(max_rounds, n_folds, method)
+    layout = chain_layout(rounds_to_run, chains)
+    if len(layout) > 1 and (max_rounds is not None or method == LIBSVM):
+        raise ConfigError("chains > 1 runs every round of our solver: it takes neither max_rounds nor "
+                          f"method {LIBSVM!r}")
     check_C(C)
     if not (np.isfinite(gamma) and gamma > 0):
         # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
@@ -186,25 +209,82 @@ def cross_validate(
         engine = _SolverEngine(X, y, method, splits, kernel_mode, **options)
 
     predictions = np.zeros(n, dtype=np.int8)
-    rounds: list[RoundRecord] = []
     engine.compile()
+    if len(layout) > 1 and engine.kernel_mode == "shared":
+        raise ConfigError("chains > 1 need kernel mode 'gram' or 'cache': the 'shared' row cache is one for all "
+                          "rounds and cannot be written by two at once")
     clock = time.perf_counter()
     engine.prepare()
-    for h in range(1, rounds_to_run + 1):
-        train, test = splits[h - 1]
-        record, predicted = engine.run_round(h, train, test)
-        predictions[test] = predicted
-        record.n_correct = int(np.sum(predicted == y[test]))
-        rounds.append(record)
-        if progress is not None:
-            progress(h, rounds_to_run, record.iterations, time.perf_counter() - clock)
+    lock = threading.Lock()
+    done = []
 
+    def run_chain(chain: list[int]) -> list[RoundRecord]:
+        records, previous = [], engine.first_previous()
+        for h in chain:
+            train, test = splits[h - 1]
+            record, predicted, previous = engine.run_round(h, train, test, previous)
+            predictions[test] = predicted
+            record.n_correct = int(np.sum(predicted == y[test]))
+            records.append(record)
+            with lock:
+                done.append(h)
+                if progress is not None:
+                    progress(len(done), rounds_to_run, record.iterations, time.perf_counter() - clock)
+        return records
+
+    rounds = sorted((record for chain in _run_chains(run_chain, layout) for record in chain),
+                    key=lambda record: record.round)
+    elapsed = time.perf_counter() - clock if len(layout) > 1 else None
     return _summarise(rounds, predictions, folds, y, engine, started, dict(
         method=method, k=k, n_folds=n_folds, n=n, dim=engine.dim, seed=seed,
-        max_rounds=max_rounds, kernel_mode=engine.kernel_mode, **options))
+        max_rounds=max_rounds, kernel_mode=engine.kernel_mode, chains=len(layout), **options), elapsed)
 
 
-def _summarise(rounds, predictions, folds, y, engine, started, settings) -> CVResult:
+def chain_layout(rounds: int, chains: int) -> list[list[int]]:
+    """The rounds 1..``rounds`` as ``chains`` runs of consecutive rounds, the earlier runs one round longer
+    where they cannot all be as long. Each run starts as round 1 does (cold for ATO, MIR and SIR) and seeds
+    every later round from the one before, so the result depends on ``chains`` and never on the threads."""
+    if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or not 1 <= chains <= rounds:
+        raise ConfigError(f"chains must be an integer from 1 to the {rounds} rounds run, got {chains!r}")
+    base, longer = divmod(rounds, chains)
+    layout, start = [], 1
+    for c in range(chains):
+        length = base + (c < longer)
+        layout.append(list(range(start, start + length)))
+        start += length
+    return layout
+
+
+def _run_chains(run_chain, layout: list[list[int]]) -> list[list[RoundRecord]]:
+    """Each chain's rounds, the chains at once on Numba's threads where its threading layer allows two
+    threads to launch parallel loops at the same time (OpenMP and TBB; Numba's own ``workqueue`` aborts),
+    else one after the other: the same rounds either way."""
+    import numba
+
+    from .gaussian import blas_threads
+
+    threads = numba.get_num_threads()
+    workers = min(len(layout), threads)
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel loop has run yet: not even the solver's warm-up needed one
+        layer = None
+    if workers == 1 or layer not in THREAD_SAFE_LAYERS:
+        return [run_chain(chain) for chain in layout]
+
+    def run_on_thread(chain: list[int]) -> list[RoundRecord]:
+        numba.set_num_threads(max(1, threads // workers))   # per thread: the chains share the cores
+        return run_chain(chain)
+
+    # The chains' BLAS calls set the process's one BLAS thread count in turn, each restoring what it found;
+    # this outer context puts back the count from before the chains, whatever order they finish in.
+    with blas_threads(0), ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(run_on_thread, layout))
+
+
+def _summarise(rounds, predictions, folds, y, engine, started, settings, elapsed=None) -> CVResult:
+    """The CV's result from its rounds; ``elapsed``, the wall seconds of kernel and rounds, is the measured
+    time where chains overlapped."""
     n_folds = settings["n_folds"]
     rounds_left = n_folds - len(rounds)
     seed_seconds = np.array([r.seconds.seed for r in rounds])
@@ -216,6 +296,8 @@ def _summarise(rounds, predictions, folds, y, engine, started, settings) -> CVRe
         init += seed_seconds[like_rounds_left].mean() * rounds_left
         rest += rest_seconds[like_rounds_left].mean() * rounds_left
     measured = engine.seconds_kernel + engine.seconds_full_model + seed_seconds.sum() + rest_seconds.sum()
+    if elapsed is not None:  # chains overlapped: the rounds' own seconds add up to more than the run took
+        measured = elapsed
     tested = predictions != 0
     n_correct = int(np.sum(predictions[tested] == y[tested]))
     n_tested = int(tested.sum())
@@ -226,7 +308,7 @@ def _summarise(rounds, predictions, folds, y, engine, started, settings) -> CVRe
         n_correct=n_correct,
         predictions=predictions,
         iterations=engine.iterations_full_model + int(sum(r.iterations for r in rounds)),
-        seconds=float(engine.seconds_kernel + init + rest),
+        seconds=float(measured if elapsed is not None else engine.seconds_kernel + init + rest),
         seconds_measured=float(measured),
         seconds_init=float(init),
         seconds_rest=float(rest),
@@ -264,7 +346,10 @@ class _LibsvmEngine:
         self._data = self._baseline.LibsvmData(self._X, self._y)
         self.seconds_conversion += time.perf_counter() - start
 
-    def run_round(self, h, train, test):
+    def first_previous(self):
+        return None
+
+    def run_round(self, h, train, test, previous):
         start = time.perf_counter()
         prob = self._data.problem(train)
         self.seconds_conversion += time.perf_counter() - start
@@ -276,7 +361,7 @@ class _LibsvmEngine:
             n_correct=0, iteration_cap_hit=fit.iteration_cap_hit,
             seconds=RoundSeconds(train=fit.seconds_train, predict=seconds_predict),
         )
-        return record, predicted.astype(np.int8)
+        return record, predicted.astype(np.int8), None
 
 
 class _SolverEngine:
@@ -300,7 +385,7 @@ class _SolverEngine:
             seeders, _, from_full_model = _seeders()
             self._seeder = seeders[method]
             self._from_full_model = method in from_full_model
-        self._previous = None   # (training index, SolveResult) of the round seeding the next
+        self._full_model = None   # (every training instance, its SolveResult) for avg, top and full
 
     def compile(self) -> None:
         from .kernel import default_memory_budget, prefaulted_gram, resolve_mode
@@ -325,22 +410,29 @@ class _SolverEngine:
         if self._from_full_model:
             everything = _full_training_set(self._splits)
             start = time.perf_counter()
-            self._previous = (everything, self._solve(everything, None))
+            self._full_model = (everything, self._solve(everything, None))
             self.seconds_full_model = time.perf_counter() - start
-            self.iterations_full_model = int(self._previous[1].iterations)
+            self.iterations_full_model = int(self._full_model[1].iterations)
 
     def _solve(self, index, alpha0, previous=None):
         return self._smo.solve(self.kernel, self._y, index, alpha0=alpha0, previous=previous,
                                **self._solve_options)
 
-    def run_round(self, h, train, test):
+    def first_previous(self):
+        """What a chain's first round is seeded from: the full model, or nothing (a cold start)."""
+        return self._full_model
+
+    def run_round(self, h, train, test, previous):
+        """Round h seeded from ``previous`` = (training index, SolveResult), or cold when it is None; returns
+        the record, the predicted labels and what seeds the next round."""
         seconds = RoundSeconds()
-        alpha0 = previous = None
-        if self._seeder is not None and self._previous is not None:
+        alpha0 = None
+        if self._seeder is None:
+            previous = None
+        elif previous is not None:
             start = time.perf_counter()
-            alpha0 = self._seeder(self._seed_context(h, train))
+            alpha0 = self._seeder(seed_context(self.kernel, self._y, self._solve_options["C"], *previous, train))
             seconds.seed = time.perf_counter() - start
-            previous = self._previous
         start = time.perf_counter()
         solution = self._solve(train, alpha0, previous)
         wall = time.perf_counter() - start
@@ -352,8 +444,6 @@ class _SolverEngine:
         start = time.perf_counter()
         predicted = self._predict(train, solution, test)
         seconds.predict = time.perf_counter() - start
-        if not self._from_full_model:
-            self._previous = (train, solution)
         record = RoundRecord(
             round=h, train_size=len(train), test_size=len(test),
             iterations=int(solution.iterations), n_sv=int(solution.n_sv),
@@ -362,12 +452,11 @@ class _SolverEngine:
             iteration_cap_hit=bool(solution.iteration_cap_hit), seconds=seconds,
             kernel=solution.kernel,
         )
-        return record, predicted
-
-    def _seed_context(self, h, train):
-        prev_index, prev = self._previous
-        return seed_context(self.kernel, self._y, self._solve_options["C"], prev_index, prev,
-                            train)
+        if self._from_full_model:
+            following = previous
+        else:
+            following = (train, solution) if self._seeder is not None else None
+        return record, predicted, following
 
     def _predict(self, train, solution, test) -> np.ndarray:
         """LibSVM's rule: +1 where the decision value is > 0, else -1."""

@@ -57,7 +57,7 @@ def dense_features(X) -> np.ndarray:
     return X
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def squared_norms(X):
     n, d = X.shape
     out = np.empty(n, dtype=np.float64)
@@ -131,7 +131,7 @@ def blas_dots(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 # Reassociation lets LLVM vectorise the dot product; it is the only relaxed step, and the same
 # compiled function serves every caller, so every caller sees identical kernel values.
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def row_dot(A, i, B, j):
     s = 0.0
     for f in range(A.shape[1]):
@@ -139,7 +139,7 @@ def row_dot(A, i, B, j):
     return s
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def sparse_row_dot(X, i, rows, j):
     """x_i.x_j over the non-zeros of x_j (CSR arrays of ``rows``), read against x_i's dense row:
     that row stays in the processor's cache while a kernel row is filled."""
@@ -162,7 +162,7 @@ def _popcount(typingctx, word):
     return types.uint64(types.uint64), codegen
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bit_row_dot(bits, i, j):
     """x_i.x_j of binary rows: the features both have."""
     shared = 0
@@ -171,7 +171,7 @@ def bit_row_dot(bits, i, j):
     return float(shared)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gaussian_from_dot(sq_a, sq_b, dot, gamma):
     dist = sq_a + sq_b - 2.0 * dot
     if dist < 0.0:
@@ -182,7 +182,7 @@ def gaussian_from_dot(sq_a, sq_b, dot, gamma):
 # Rows of K are computed a segment per call: a function called once per value was not inlined
 # (its inlined dot product made it too large) and its arrays were reference-counted at every
 # call, which cost twice the value itself (Adult rows took 3x the time of this loop).
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kernel_values(out, X, sqnorm, gamma, i, cols, rows):
     """out[b] = K(x_i, x_cols[b]), computed in float64 and stored in out's dtype; the dot
     products from the compact form ``rows`` (``compact_rows``) when it holds one."""
@@ -203,7 +203,7 @@ def kernel_values(out, X, sqnorm, gamma, i, cols, rows):
         out[b] = value
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def fill_block(out, X, sqnorm, gamma, rows, cols, compact):
     """out[a, b] = K(x_rows[a], x_cols[b]); the dtype of ``out`` decides the stored precision."""
     for a in prange(rows.shape[0]):
@@ -223,7 +223,7 @@ def kernel_block(X, sqnorm, gamma, rows, cols, compact):
 GRAM_TILE_COLS = 512
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, dense, every):
     """K[i0:i1, j] for j >= i, mirrored below the diagonal; ``dots[a, j - i0]`` holds
     x_{i0+a}.x_j when ``have_dots``, else each dot is computed here."""
@@ -270,7 +270,7 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
     return K
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _row_dots(D, X):
     """D[i, j] = D[j, i] = row_dot(X, i, X, j): the dot products the Gram matrix would compute
     one at a time."""
@@ -291,7 +291,7 @@ def dot_matrix(X, use_blas: bool) -> np.ndarray:
     return D
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _cross_rows(out, Xa, sqa, Xb, sqb, gamma, have_dots):
     """out[i, j] = K(Xa[i], Xb[j]) in float64; ``out`` holds the dot products when ``have_dots``."""
     for i in prange(Xa.shape[0]):
@@ -319,7 +319,7 @@ def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool) -> np.n
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def gathered_times(K, rows, cols, weights):
     """K[rows][:, cols] @ weights accumulated in float64, each row summed in column order.
 

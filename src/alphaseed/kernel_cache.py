@@ -46,7 +46,7 @@ PREV, NEXT = 0, 1
 PARALLEL_ROW_WORK = 1 << 16
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _empty_rows(keys):
     rows = List()
     empty = np.empty(0, dtype=np.float32)   # never written: one serves every key
@@ -75,7 +75,7 @@ def cache_apart(cache):
     return cache[0], cache[1:]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def cache_together(rows, rest):
     return (rows,) + rest
 
@@ -86,7 +86,7 @@ def source_apart(source):
     return rows, source[:2] + (rest,) + source[3:]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def source_together(rows, rest):
     return rest[:2] + (cache_together(rows, rest[2]),) + rest[3:]
 
@@ -106,13 +106,13 @@ def shared_source(n: int, budget_bytes: float, compact):
             np.arange(n, dtype=np.int64), np.ones(n), compact)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lru_unlink(lru, s):
     lru[NEXT, lru[PREV, s]] = lru[NEXT, s]
     lru[PREV, lru[NEXT, s]] = lru[PREV, s]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lru_push_mru(lru, s):
     head = lru.shape[1] - 1
     lru[NEXT, s] = head
@@ -121,7 +121,7 @@ def _lru_push_mru(lru, s):
     lru[PREV, head] = s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _acquire(cache, key, length):
     """``key``'s row, now most recently used and allocated for at least ``length`` values.
 
@@ -155,7 +155,7 @@ def _acquire(cache, key, length):
 PARALLEL_ROW_CHUNK = 256
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
     """out[c] = y_p y_c K(x_gidx[p], x_gidx[c]) for start <= c < stop. The sign is applied to
     the float32 value, exactly as to the float64 one."""
@@ -165,7 +165,7 @@ def _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
         out[c] = np.float32(yp * y[c]) * out[c]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
     for t in prange((stop - start + PARALLEL_ROW_CHUNK - 1) // PARALLEL_ROW_CHUNK):
         first = start + t * PARALLEL_ROW_CHUNK
@@ -173,7 +173,7 @@ def _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
                      min(stop, first + PARALLEL_ROW_CHUNK), compact)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
     # Multiply-adds per value: a row's words or non-zeros (on average) in a compact form.
     if compact[3].shape[0]:
@@ -188,7 +188,7 @@ def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
         _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def global_row(g, X, sqnorm, gamma, source):
     """The shared cache's row K[g, :] over all instances."""
     shared = source[2]
@@ -200,7 +200,7 @@ def global_row(g, X, sqnorm, gamma, source):
     return row
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _count_request(counts, start, length):
     counts[REQUESTS] += 1
     if start >= length:
@@ -210,7 +210,7 @@ def _count_request(counts, start, length):
         counts[VALUES_COMPUTED] += length - start
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def cached_q(p, length, cache):
     """(True, row p of Q) when ``cache`` holds its first ``length`` values, the request counted
     and the row made most recently used as ``get_q`` would; else (False, any array) and nothing
@@ -228,7 +228,7 @@ def cached_q(p, length, cache):
     return True, row
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
     """Row p of Q in ``cache``, its first ``length`` values computed (filling the missing tail)."""
     out = _acquire(cache, p, length)
@@ -249,7 +249,7 @@ def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def cache_swap_keys(cache, i, j):
     """Exchange the rows of keys i and j, re-inserted as most recently used as LibSVM's
     ``Cache::swap_index`` does (it keeps the eviction order the same). The rows' columns i and
@@ -273,7 +273,7 @@ def cache_swap_keys(cache, i, j):
         _lru_push_mru(lru, j)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def cache_swap_columns(cache, first, second, count):
     """Exchange columns first[k] and second[k] of every cached row, for k = 0..count-1 in order.
 
@@ -301,7 +301,7 @@ def cache_swap_columns(cache, first, second, count):
         key = lru[NEXT, key]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _shared_block(X, sqnorm, gamma, shared_rows, source_rest, rows, cols):
     source = source_together(shared_rows, source_rest)
     out = np.empty((rows.shape[0], cols.shape[0]), dtype=np.float32)

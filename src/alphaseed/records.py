@@ -65,7 +65,7 @@ RUN_RECORD_SCHEMA = _object({
         "C": _NUMBER, "gamma": _NUMBER, "eps": _NUMBER, "cache_mb": _NUMBER, "shrinking": _BOOL,
         "seed": _INT, "max_rounds": {"type": ["integer", "null"]},
         "subsample": {"type": ["integer", "null"]},
-    }),
+    }, optional={"chains": {"type": "integer", "minimum": 1}}),
     "summary": _object({
         "accuracy": _NUMBER, "n_tested": _INT, "n_correct": _INT, "iterations": _INT,
         "rounds_run": _INT, "rounds_total": _INT, "estimated": _BOOL, "iteration_cap_hit": _BOOL,
@@ -92,7 +92,7 @@ def build_run_record(result, dataset: str, provenance: dict, subsample: int | No
         "params": {
             "C": result.C, "gamma": result.gamma, "eps": result.eps, "cache_mb": result.cache_mb,
             "shrinking": result.shrinking, "seed": result.seed, "max_rounds": result.max_rounds,
-            "subsample": subsample,
+            "subsample": subsample, "chains": result.chains,
         },
         "summary": {
             "accuracy": result.accuracy,

@@ -14,6 +14,9 @@ A warm start (``alpha0``) builds the initial gradient from the nonzero alphas, a
 ``Solve`` does, or carries it over from a previous solution (``carry_gradient``); the seeders
 of ``alphaseed.seeding`` produce such starts. Every run counts its kernel work
 (``KernelCounts``).
+
+Every compiled function here, in ``kernel_cache`` and in ``gaussian`` releases the GIL (``nogil``), so
+that ``cross_validate``'s chains of rounds can run their solvers on several cores at once.
 """
 
 from __future__ import annotations
@@ -124,7 +127,7 @@ def rows_apart(rows: Rows) -> tuple:
     return rows._replace(cache=cache_rest, source=source_rest), cache_rows, shared_rows
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rows_together(rest, cache_rows, shared_rows):
     """The SolverRows of ``rows_apart``'s parts."""
     fill = List()
@@ -139,7 +142,7 @@ def new_state(alpha, G, G_bar, C: float, threads: int) -> State:
                  int(threads))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _row(rows, p, length):
     """Row p of Q through the solver's cache, its first ``length`` values computed."""
     hit, q = cached_q(p, length, rows.cache)
@@ -149,12 +152,12 @@ def _row(rows, p, length):
     return q
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _source(rows):
     return rows.fill[0][2]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _status(a, C):
     if a >= C:
         return UPPER
@@ -163,7 +166,7 @@ def _status(a, C):
     return FREE
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def init_gradient(rows_rest, cache_rows, shared_rows, alpha, C):
     """LibSVM's (G, G_bar) at ``alpha``: a full row of Q per nonzero alpha, through the cache."""
     rows = _rows_together(rows_rest, cache_rows, shared_rows)
@@ -182,14 +185,14 @@ def init_gradient(rows_rest, cache_rows, shared_rows, alpha, C):
     return G, G_bar
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _swap(a, i, j):
     tmp = a[i]
     a[i] = a[j]
     a[j] = tmp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _swap_index(state, rows, i, j):
     """LibSVM's swap_index, except for the cached rows' columns (see ``_shrink``)."""
     cache_swap_keys(rows.cache, i, j)
@@ -202,13 +205,13 @@ def _swap_index(state, rows, i, j):
     _swap(state.perm, i, j)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _in_up(y, status):
     """Whether alpha may move in the direction that raises y * alpha (LibSVM's I_up)."""
     return status != UPPER if y > 0 else status != LOWER
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _in_low(y, status):
     """Whether alpha may move in the direction that lowers y * alpha (LibSVM's I_low)."""
     return status != LOWER if y > 0 else status != UPPER
@@ -220,26 +223,26 @@ def _in_low(y, status):
 PARALLEL_ACTIVE = 8192
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _chunk_count(state, active):
     """One chunk per thread on a large active set."""
     return state.threads if active >= PARALLEL_ACTIVE else 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _chunk_results(chunks):
     """Each chunk's best value and its index."""
     return np.empty(chunks), np.empty(chunks, dtype=np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _chunk_bounds(active, chunks, c):
     return c * active // chunks, (c + 1) * active // chunks
 
 
 # LibSVM writes each loop below twice, once per label; multiplying by y = +-1 is exact, so
 # one loop over y * G gives the same values, comparisons and ties.
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _max_up_over(lo, hi, y, status, G):
     """max of -y_t G_t over I_up in [lo, hi), and its last index (-1 if none)."""
     gmax = -INF
@@ -251,7 +254,7 @@ def _max_up_over(lo, hi, y, status, G):
     return gmax, gmax_idx
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status):
     """The gradient update of one SMO step over [lo, hi), fused with the next step's
     _max_up_over."""
@@ -266,7 +269,7 @@ def _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status):
     return gmax, gmax_idx
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _min_low_over(lo, hi, gmax, qi, i, y, status, G):
     """Second-order choice of j over I_low in [lo, hi) given i: (obj_diff_min, its last index,
     gmax2)."""
@@ -293,7 +296,7 @@ def _min_low_over(lo, hi, gmax, qi, i, y, status, G):
 
 # In the parallel functions each array is taken from the state on a line of its own: with
 # several unpacked in one statement, Numba 0.68's parfor pass let the chunks' writes be lost.
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _chunked_max_up(state, y, active, chunks, values, indices):
     status = state.status
     G = state.G
@@ -302,7 +305,7 @@ def _chunked_max_up(state, y, active, chunks, values, indices):
         values[c], indices[c] = _max_up_over(lo, hi, y, status, G)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices):
     status = state.status
     G = state.G
@@ -311,7 +314,7 @@ def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values,
         values[c], indices[c] = _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _chunked_min_low(state, y, active, chunks, gmax, qi, i, values, indices, maxima):
     status = state.status
     G = state.G
@@ -320,7 +323,7 @@ def _chunked_min_low(state, y, active, chunks, gmax, qi, i, values, indices, max
         values[c], indices[c], maxima[c] = _min_low_over(lo, hi, gmax, qi, i, y, status, G)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _last_best(values, indices, chunks, sign):
     """The chunks' winner under LibSVM's rule: largest (sign 1) or smallest (sign -1) value,
     the later index on ties."""
@@ -333,7 +336,7 @@ def _last_best(values, indices, chunks, sign):
     return sign * best, best_idx
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _max_up(state, y, active):
     """max of -y_t G_t over the active I_up, and its last index (-1 if none)."""
     chunks = _chunk_count(state, active)
@@ -344,7 +347,7 @@ def _max_up(state, y, active):
     return _last_best(values, indices, chunks, 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _update_gradient(state, y, active, qi, qj, deltas):
     """G += Q_i dalpha_i + Q_j dalpha_j over the active set; returns the new _max_up."""
     chunks = _chunk_count(state, active)
@@ -355,7 +358,7 @@ def _update_gradient(state, y, active, qi, qj, deltas):
     return _last_best(values, indices, chunks, 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _select_working_set(state, rows, active, eps, gmax, gmax_idx):
     """(i, j) of LibSVM's second-order selection given i's _max_up, or (-1, -1) when the gap
     is below eps."""
@@ -378,7 +381,7 @@ def _select_working_set(state, rows, active, eps, gmax, gmax_idx):
     return gmax_idx, gmin_idx
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pair_of_different_labels(ai, aj, gi, gj, qij, C):
     """LibSVM's new (alpha_i, alpha_j) when y_i != y_j, clipped in its order."""
     quad = 2.0 + 2.0 * qij
@@ -406,7 +409,7 @@ def _pair_of_different_labels(ai, aj, gi, gj, qij, C):
     return ai, aj
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pair_of_same_label(ai, aj, gi, gj, qij, C):
     """LibSVM's new (alpha_i, alpha_j) when y_i == y_j, clipped in its order."""
     quad = 2.0 - 2.0 * qij
@@ -433,7 +436,7 @@ def _pair_of_same_label(ai, aj, gi, gj, qij, C):
     return ai, aj
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _update_g_bar(state, rows, p, was_upper, C):
     """G_bar after alpha_p crossed C (upwards unless ``was_upper``): a full-length row of Q."""
     G_bar, events, counts = state.G_bar, state.events, rows.cache[COUNTS]
@@ -447,7 +450,7 @@ def _update_g_bar(state, rows, p, was_upper, C):
         G_bar[t] += sign * q[t]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _update(state, rows, active, i, j, C):
     """LibSVM's update of the pair (i, j): alpha, status, G and G_bar. Returns the next
     _max_up, which the gradient update computes on the way."""
@@ -472,7 +475,7 @@ def _update(state, rows, active, i, j, C):
     return up
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _reconstruct_from_gram(state, rows, active, walk_inactive):
     """_reconstruct_gradient's sums read straight from the Gram matrix, in parallel.
 
@@ -506,7 +509,7 @@ def _reconstruct_from_gram(state, rows, active, walk_inactive):
                         G[j] += a * (np.float32(y[i] * y[j]) * row[gidx[j]])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _reconstruct_gradient(state, rows, active):
     """LibSVM's reconstruct_gradient: G of the inactive positions from G_bar and the free
     alphas."""
@@ -539,7 +542,7 @@ def _reconstruct_gradient(state, rows, active):
                     G[j] += a * q[j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _unshrink(state, rows, active):
     """Reconstruct the inactive gradients, counting the event; returns the new active size."""
     l = state.alpha.shape[0]
@@ -552,7 +555,7 @@ def _unshrink(state, rows, active):
     return l
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _be_shrunk(i, gmax1, gmax2, y, status, G):
     if status[i] == UPPER:
         if y[i] > 0:
@@ -565,7 +568,7 @@ def _be_shrunk(i, gmax1, gmax2, y, status, G):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _shrink(state, rows, active, gmax1, gmax2):
     """Move the instances _be_shrunk picks behind the active set: the new active size.
 
@@ -592,7 +595,7 @@ def _shrink(state, rows, active, gmax1, gmax2):
     return active
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _do_shrinking(state, rows, active, eps, unshrunk):
     """LibSVM's do_shrinking: unshrink once when the gap first falls below 10 eps, then
     shrink. Returns (active size, unshrunk)."""
@@ -611,7 +614,7 @@ def _do_shrinking(state, rows, active, eps, unshrunk):
     return _shrink(state, rows, active, gmax1, gmax2), unshrunk
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _calculate_rho(active, y, status, G):
     n_free = 0
     ub = INF
@@ -637,7 +640,7 @@ def _calculate_rho(active, y, status, G):
     return (ub + lb) / 2.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def smo_loop(state, rows_rest, cache_rows, shared_rows, C, eps, shrinking, max_iter):
     """Run SMO from a state whose gradient is initialised; arrays are permuted in place.
 
@@ -908,7 +911,7 @@ def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C:
 # recovers K_ts exactly.
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _column_sums(rows_rest, cache_rows, shared_rows, sources, left_block, weights, targets):
     """sum_b K[targets[a], s_b] * weights[b] for every a, with K's symmetry: the column of a
     source key s_b >= 0 is its full row of Q from the cache, else row -1 - s_b of
@@ -933,7 +936,7 @@ def _column_sums(rows_rest, cache_rows, shared_rows, sources, left_block, weight
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _row_sums(rows_rest, cache_rows, shared_rows, targets, sources, weights):
     """sum_b K[targets[a], sources[b]] * weights[b] for every a, each target's full row of Q
     read through the cache."""

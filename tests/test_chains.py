@@ -1,0 +1,93 @@
+"""Chains of rounds (``cross_validate(chains=...)``): the layout, the seeding inside each chain, and a result that
+depends on the chains and never on the threads that run them."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+from alphaseed import cross_validate
+from alphaseed import cv as cv_module
+from alphaseed.cv import chain_layout
+from alphaseed.errors import ConfigError
+
+
+def synthetic(seed: int = 3, n: int = 300, dim: int = 5):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    X = rng.normal(size=(n, dim)) + 0.8 * y[:, None]
+    return X, y
+
+
+def test_the_layout_runs_every_round_once_in_consecutive_runs():
+    """Catches a layout that drops, repeats or reorders rounds, makes the later chains the longer ones, or takes a
+    chain count it cannot honour."""
+    assert chain_layout(10, 3) == [[1, 2, 3, 4], [5, 6, 7], [8, 9, 10]]
+    assert chain_layout(10, 1) == [list(range(1, 11))]
+    assert chain_layout(3, 3) == [[1], [2], [3]]
+    for chains in (0, 4, True, 2.0):
+        with pytest.raises(ConfigError, match="chains"):
+            chain_layout(3, chains)
+
+
+@pytest.mark.parametrize("method", ["sir", "full"])
+def test_each_chain_starts_as_round_one_and_seeds_from_its_own_rounds(method):
+    """Catches a chain seeded from another chain's last round, or not seeded at all: with two chains SIR's rounds
+    1-5 are those of the single chain and round 6 is the cold start's, while FULL's rounds, each seeded from the
+    one model on all instances, are the same whatever the chains."""
+    X, y = synthetic()
+    one = cross_validate(X, y, 2.0, 0.3, 10, method, kernel_mode="gram")
+    two = cross_validate(X, y, 2.0, 0.3, 10, method, kernel_mode="gram", chains=2)
+    cold = cross_validate(X, y, 2.0, 0.3, 10, "cold", kernel_mode="gram")
+    iterations = {name: [r.iterations for r in result.rounds] for name, result in
+                  (("one", one), ("two", two), ("cold", cold))}
+    if method == "sir":
+        assert iterations["two"][:5] == iterations["one"][:5]
+        assert iterations["two"][5] == iterations["cold"][5] != iterations["one"][5]
+        assert iterations["two"][6:] != iterations["cold"][6:]
+    else:
+        assert iterations["two"] == iterations["one"]
+    assert two.chains == 2 and [r.round for r in two.rounds] == list(range(1, 11))
+    assert two.accuracy == cold.accuracy
+
+
+@pytest.mark.parametrize("kernel_mode", ["gram", "cache"])
+def test_the_result_does_not_depend_on_the_threads(monkeypatch, kernel_mode):
+    """Catches results that change with the thread count (a layout drawn from the threads, chains that share a
+    seed or a row cache) and chains that never run at once where the threading layer allows it."""
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 Numba threads")
+    X, y = synthetic()
+    pools = []
+    real_pool = cv_module.ThreadPoolExecutor
+    monkeypatch.setattr(cv_module, "ThreadPoolExecutor", lambda **kw: pools.append(kw) or real_pool(**kw))
+    results = []
+    for threads in (1, 2):
+        numba.set_num_threads(threads)
+        try:
+            results.append(cross_validate(X, y, 2.0, 0.3, 10, "sir", kernel_mode=kernel_mode, chains=2,
+                                          cache_mb=0.05))
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    first, second = results
+    assert [r.iterations for r in first.rounds] == [r.iterations for r in second.rounds]
+    assert [r.objective for r in first.rounds] == [r.objective for r in second.rounds]
+    assert np.array_equal(first.predictions, second.predictions)
+    if numba.threading_layer() in cv_module.THREAD_SAFE_LAYERS:
+        assert pools == [{"max_workers": 2}]  # the 2-thread run only
+    assert second.seconds == second.seconds_measured
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(method="sir", max_rounds=4), "max_rounds"),
+    (dict(method="libsvm"), "libsvm"),
+    (dict(method="sir", kernel_mode="shared"), "shared"),
+])
+def test_chains_refuse_what_they_cannot_run(options, message):
+    """Catches chains that would estimate from rounds that are not the first ones, run LibSVM, or write one
+    shared row cache from two threads."""
+    X, y = synthetic()
+    options = {"kernel_mode": "gram", **options}
+    with pytest.raises(ConfigError, match=message):
+        cross_validate(X, y, 2.0, 0.3, 10, options.pop("method"), chains=2, **options)
