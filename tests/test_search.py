@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -147,3 +149,42 @@ def test_sparse_input_gives_the_dense_results():
     sparse = GridSearchCV(SVC(), grid, cv=3).fit(sp.csr_matrix(X), y)
     for key in ("mean_test_score", "total_iterations"):
         np.testing.assert_array_equal(dense.cv_results_[key], sparse.cv_results_[key])
+
+
+def test_a_search_merged_from_its_gamma_columns_is_the_whole_search(tmp_path):
+    """Catches a merge that loses or reorders points, chooses another best point than one search would (ties go
+    to the first point in GridSearchCV's order: C, then gamma, ascending), miscounts the iterations, or merges
+    parts of different searches or overlapping columns."""
+    from alphaseed.cli import main
+    from alphaseed.errors import ConfigError
+    from alphaseed.search import merge_searches, write_search
+
+    X, labels = two_moons(6, n=90)
+    y = np.where(labels == "up", 1.0, -1.0)
+    log2_C, log2_gamma = [-3.0, 1.0, 5.0], [-6.0, -2.0, 2.0]
+    whole = write_search(X, y, "moons", log2_C, log2_gamma, 3, 0, "sir", tmp_path / "whole.json")
+    parts = [tmp_path / f"gamma{g:g}.json" for g in log2_gamma]
+    for g, part in zip(log2_gamma, parts):
+        write_search(X, y, "moons", log2_C, [g], 3, 0, "sir", part)
+    assert main(["search-merge", *map(str, parts[::-1]), "--out", str(tmp_path / "merged.json")]) == 0
+    merged = merge_searches(parts[::-1], tmp_path / "merged.json")
+    for key in ("best", "total_iterations", "log2_gamma", "log2_C"):
+        assert merged[key] == whole[key], key
+    columns = ["log2_C", "log2_gamma", "accuracy", "iterations"]
+    assert [[p[c] for c in columns] for p in merged["points"]] == [[p[c] for c in columns] for p in whole["points"]]
+    assert (tmp_path / "merged.csv").is_file() and (tmp_path / "merged.png").is_file()
+
+    tied = []
+    for part in parts[:2]:  # gamma 2^-6, then 2^-2: the same accuracy everywhere
+        summary = json.loads(part.read_text())
+        for point in summary["points"]:
+            point["accuracy"] = 50.0
+        tied.append(tmp_path / f"tied-{part.name}")
+        tied[-1].write_text(json.dumps(summary))
+    best = merge_searches(tied[::-1], tmp_path / "x.json")["best"]
+    assert (best["log2_C"], best["log2_gamma"]) == (-3.0, -6.0)
+    with pytest.raises(ConfigError, match="share gamma columns"):
+        merge_searches([parts[0], parts[0]], tmp_path / "x.json")
+    write_search(X, y, "moons", log2_C, [3.0], 3, 0, "cold", tmp_path / "cold.json")
+    with pytest.raises(ConfigError, match="method"):
+        merge_searches([parts[0], tmp_path / "cold.json"], tmp_path / "x.json")

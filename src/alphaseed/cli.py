@@ -127,6 +127,15 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--out", type=Path, required=True, metavar="FILE",
                         help="results (JSON); FILE.csv and FILE.png are written beside it")
 
+    merge = commands.add_parser(
+        "search-merge", help="one grid search from searches of its gamma columns",
+        description="Merge the results of `alphaseed search` runs over the same grid's gamma columns "
+                    "(e.g. one cluster job per column) into one search: the points of all, the best "
+                    "point as one search would choose it, JSON, CSV and heat map as `search` writes them.")
+    merge.add_argument("parts", nargs="+", type=Path, metavar="PART", help="a column's results (JSON)")
+    merge.add_argument("--out", type=Path, required=True, metavar="FILE",
+                       help="results (JSON); FILE.csv and FILE.png are written beside it")
+
     facts = commands.add_parser(
         "kernel-facts", help="how close a dataset's Gaussian kernel is to the identity (JSON)",
         description="The largest and mean off-diagonal kernel value, duplicate pairs and the "
@@ -168,8 +177,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(_negative_values_attached(sys.argv[1:] if argv is None else argv))
-    commands = {"cv": _cv, "search": _search, "kernel-facts": _kernel_facts, "publish": _publish,
-                "prepare": _prepare}
+    commands = {"cv": _cv, "search": _search, "search-merge": _search_merge, "kernel-facts": _kernel_facts,
+                "publish": _publish, "prepare": _prepare}
     try:
         commands[args.command](args)
     except AlphaseedError as error:
@@ -272,6 +281,15 @@ def _search(args) -> None:
           f"log2 C = {best['log2_C']:g}, log2 gamma = {best['log2_gamma']:g}, accuracy "
           f"{best['accuracy']:.2f}%, {written['total_iterations']} iterations, "
           f"{written['seconds']:.2f} s -> {args.out}")
+
+
+def _search_merge(args) -> None:
+    from .search import merge_searches
+
+    merged = merge_searches(args.parts, args.out)
+    best = merged["best"]
+    print(f"{merged['dataset']}: {len(args.parts)} gamma column(s) merged, best log2 C = {best['log2_C']:g}, "
+          f"log2 gamma = {best['log2_gamma']:g}, accuracy {best['accuracy']:.2f}% -> {args.out}")
 
 
 def _kernel_facts(args) -> None:

@@ -40,6 +40,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import rankdata
@@ -47,6 +48,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import LeaveOneOut, ParameterGrid, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .errors import ConfigError
 from .estimator import SVC, encode_binary_labels, resolve_gamma
 
 SEARCH_METHODS = ("cold", "ato", "mir", "sir")
@@ -307,12 +309,8 @@ def write_search(X, y, name: str, log2_C, log2_gamma, k: int, seed: int, method:
     ``provenance(started_utc, finished_utc)``, when given, adds its dict to the JSON.
     Returns what the JSON holds.
     """
-    import json
-    from pathlib import Path
-
     import pandas as pd
 
-    from .atomic import atomic_path
     from .cv import utc_now
     from .folds import kfold_rounds, stratified_folds
 
@@ -337,19 +335,69 @@ def write_search(X, y, name: str, log2_C, log2_gamma, k: int, seed: int, method:
         "iterations": results["total_iterations"],
         "fit_seconds": results["mean_fit_time"] * k,
     })
-    best = points.iloc[search.best_index_]
     summary = {
         "dataset": name, "n": int(X.shape[0]), "dim": int(X.shape[1]), "k": k, "seed": seed,
         "method": method, "kernel_mode": kernel_mode, "eps": eps, "shrinking": shrinking,
-        "log2_C": log2_C, "log2_gamma": log2_gamma,
-        "best": {key: float(best[key]) for key in ("log2_C", "log2_gamma", "C", "gamma",
-                                                   "accuracy")},
-        "total_iterations": int(points["iterations"].sum()), "seconds": seconds,
+        "log2_C": log2_C, "log2_gamma": log2_gamma, "seconds": seconds,
         "started_utc": started, "finished_utc": utc_now(),
-        "points": points.to_dict(orient="records"),
     }
     if provenance is not None:
         summary["provenance"] = provenance(summary["started_utc"], summary["finished_utc"])
+    return _write_search(summary, points, out)
+
+
+# What every part of a search split by gamma column must share to be merged.
+SEARCH_SETTINGS = ("dataset", "n", "dim", "k", "seed", "method", "kernel_mode", "eps", "shrinking", "log2_C")
+
+
+def merge_searches(parts, out) -> dict:
+    """One search from searches of the same grid's gamma columns (``write_search`` outputs, e.g. one
+    Snakemake job per column): the points of all, the best point as one search would choose it, the
+    iterations and seconds summed, the first start and the last finish. Writes ``out`` as
+    ``write_search`` does and returns what the JSON holds."""
+    import json
+
+    import pandas as pd
+
+    summaries = [json.loads(Path(part).read_text(encoding="utf-8")) for part in parts]
+    if not summaries:
+        raise ConfigError("merging a search needs at least one part")
+    first = summaries[0]
+    for part, summary in zip(parts, summaries):
+        differing = [key for key in SEARCH_SETTINGS if summary.get(key) != first.get(key)]
+        if differing:
+            raise ConfigError(f"{part} is a part of another search: its {', '.join(differing)} differ from "
+                              f"{parts[0]}'s")
+    gammas = [g for summary in summaries for g in summary["log2_gamma"]]
+    if len(set(gammas)) != len(gammas):
+        raise ConfigError(f"the parts share gamma columns: log2 gamma {sorted(gammas)}")
+    merged = {key: first[key] for key in SEARCH_SETTINGS}
+    merged.update(log2_gamma=sorted(gammas), seconds=sum(summary["seconds"] for summary in summaries),
+                  started_utc=min(summary["started_utc"] for summary in summaries),
+                  finished_utc=max(summary["finished_utc"] for summary in summaries))
+    if "provenance" in first:
+        merged["provenance"] = first["provenance"]
+    points = pd.DataFrame([point for summary in summaries for point in summary["points"]])
+    return _write_search(merged, points, out)
+
+
+def _write_search(summary: dict, points, out) -> dict:
+    """Writes ``out`` (JSON: ``summary`` with the best point, the total iterations and the points),
+    ``out``.csv (the points) and ``out``.png (the heat map); returns what the JSON holds.
+
+    The points are put in GridSearchCV's candidate order (C, then gamma, each ascending), and the best is
+    the first of the highest accuracy in it, as GridSearchCV's rank 1 is.
+    """
+    import json
+
+    from .atomic import atomic_path
+
+    points = points.sort_values(["log2_C", "log2_gamma"], kind="stable").reset_index(drop=True)
+    best = points.loc[points["accuracy"].idxmax()]
+    summary = {**summary,
+               "best": {key: float(best[key]) for key in ("log2_C", "log2_gamma", "C", "gamma", "accuracy")},
+               "total_iterations": int(points["iterations"].sum()),
+               "points": points.to_dict(orient="records")}
     out = Path(out)
     with atomic_path(out) as temporary:
         temporary.write_text(json.dumps(summary, indent=1, default=float) + "\n")
@@ -358,7 +406,7 @@ def write_search(X, y, name: str, log2_C, log2_gamma, k: int, seed: int, method:
     accuracy = points.pivot(index="log2_gamma", columns="log2_C", values="accuracy")
     heat_map(list(accuracy.columns), list(accuracy.index), accuracy.to_numpy(),
              (best["log2_C"], best["log2_gamma"]),
-             f"{name}: {k}-fold CV accuracy ({method})", out.with_suffix(".png"))
+             f"{summary['dataset']}: {summary['k']}-fold CV accuracy ({summary['method']})", out.with_suffix(".png"))
     return summary
 
 

@@ -2,6 +2,7 @@
 import sys
 from pathlib import Path
 
+from alphaseed.cli import log2_range
 from alphaseed.experiments import (
     Job,
     all_jobs,
@@ -147,6 +148,7 @@ SEARCH_DEFAULTS = {
     "k": 5,
     "methods": ["cold", "sir"],
     "kernel_mode": "auto",
+    "gamma_jobs": False,
 }
 
 
@@ -161,10 +163,35 @@ SEARCH_TABLES = [
 ]
 
 
-def search_arguments(wildcards):
-    """Arguments of ``alphaseed search``: every setting explicit, so that changing one reruns it."""
+def search_columns(name):
+    """The log2 gamma of each column of a search, as its job's wildcard writes it."""
+    return [f"{value:g}" for value in log2_range(search_setting(name, "gamma"))]
+
+
+def search_inputs(wildcards):
+    """A search job reads the dataset, or with gamma_jobs the results of its columns' jobs."""
+    name = wildcards.search
+    if search_setting(name, "gamma_jobs"):
+        return [
+            f"{RESULTS}/search/{name}/{wildcards.method}/gamma{gamma}.json"
+            for gamma in search_columns(name)
+        ]
+    return f"{DATA_DIR}/processed/{SEARCHES[name]['dataset']}.npz"
+
+
+def search_arguments(wildcards, input):
+    """Arguments of ``alphaseed search`` (every setting explicit, so that changing one reruns it),
+    for a column job (wildcard gamma) or a whole search; with gamma_jobs, ``alphaseed search-merge``.
+    """
     name, solver = wildcards.search, config["solver"]
+    if "gamma" not in wildcards.keys() and search_setting(name, "gamma_jobs"):
+        return ["search-merge", *input]
     dataset = SEARCHES[name]["dataset"]
+    gamma = (
+        wildcards.gamma
+        if "gamma" in wildcards.keys()
+        else search_setting(name, "gamma")
+    )
     arguments = [
         "search",
         "--dataset",
@@ -172,7 +199,7 @@ def search_arguments(wildcards):
         "--method",
         wildcards.method,
         f"--C={search_setting(name, 'C')}",
-        f"--gamma={search_setting(name, 'gamma')}",
+        f"--gamma={gamma}",
         "--k",
         str(search_setting(name, "k")),
         "--seed",

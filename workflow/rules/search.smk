@@ -1,14 +1,36 @@
-# Grid searches over (C, gamma): one `alphaseed search` job per (search, method), then a table
-# per search comparing its methods.
+# Grid searches over (C, gamma): one `alphaseed search` job per (search, method), or with
+# gamma_jobs one per gamma column merged by `alphaseed search-merge`, then a table per search
+# comparing its methods.
 
 
 wildcard_constraints:
     search=r"[A-Za-z_][A-Za-z0-9_]*",
+    gamma=r"-?[0-9]+(\.[0-9]+)?",
+
+
+rule search_column:
+    input:
+        lambda wildcards: f"{DATA_DIR}/processed/{SEARCHES[wildcards.search]['dataset']}.npz",
+    output:
+        json=f"{RESULTS}/search/{{search}}/{{method}}/gamma{{gamma}}.json",
+        csv=temp(f"{RESULTS}/search/{{search}}/{{method}}/gamma{{gamma}}.csv"),
+        png=temp(f"{RESULTS}/search/{{search}}/{{method}}/gamma{{gamma}}.png"),
+    log:
+        f"{RESULTS}/logs/search/{{search}}/{{method}}/gamma{{gamma}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/search/{{search}}/{{method}}/gamma{{gamma}}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        arguments=search_arguments,
+    script:
+        "../scripts/search.py"
 
 
 rule search:
     input:
-        lambda wildcards: f"{DATA_DIR}/processed/{SEARCHES[wildcards.search]['dataset']}.npz",
+        search_inputs,
     output:
         json=f"{RESULTS}/search/{{search}}/{{method}}.json",
         csv=f"{RESULTS}/search/{{search}}/{{method}}.csv",
@@ -22,6 +44,8 @@ rule search:
         f"{RESULTS}/logs/search/{{search}}/{{method}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/search/{{search}}/{{method}}.tsv"
+    wildcard_constraints:
+        method=r"[a-z]+",
     conda:
         "../../environment.yml"
     threads: 1

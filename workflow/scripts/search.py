@@ -1,4 +1,5 @@
-"""Snakemake script of rule search: one ``alphaseed search`` run, its progress in the job's log."""
+"""Snakemake script of rules search and search_column: one ``alphaseed search`` run (or, for a search
+split into gamma columns, ``alphaseed search-merge``), its progress in the job's log."""
 
 import os
 import sys
