@@ -194,6 +194,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         from tqdm.auto import tqdm
 
         from .kernel import shared_dots
+        from .smo import warmup
+
+        warmup()  # compiled before the columns' processes start, and never by two processes at once
 
         if not isinstance(self.estimator, SVC):
             raise TypeError(f"estimator must be an alphaseed.SVC, got {type(self.estimator).__name__}")

@@ -21,9 +21,12 @@ that ``cross_validate``'s chains of rounds can run their solvers on several core
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections import namedtuple
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from numba import get_num_threads, njit, prange
@@ -968,8 +971,38 @@ def decision_values(kernel: KernelMatrix, y, train_index, alpha, rho, test_index
 
 
 def warmup() -> float:
-    """Compile every jitted function of the solver on a tiny problem; return the seconds."""
+    """Compile every jitted function of the solver on a tiny problem; return the seconds.
+
+    Numba's on-disk cache is not safe for processes that compile the same functions at once (two
+    of them number their entries alike and one's index then points at the other's code: a fresh
+    clone's parallel pipeline jobs crashed so). So the processes of a machine compile or load one
+    at a time, under a file lock beside the cache.
+    """
     t0 = time.perf_counter()
+    with _compile_lock():
+        _compile()
+    return time.perf_counter() - t0
+
+
+@contextmanager
+def _compile_lock():
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock, as before
+        yield
+        return
+    folder = Path(__file__).with_name("__pycache__")
+    try:
+        folder.mkdir(exist_ok=True)
+        lock = open(folder / "numba-compile.lock", "w")
+    except OSError:  # a read-only install: Numba caches elsewhere, so lock in the temporary folder
+        lock = open(Path(tempfile.gettempdir()) / "alphaseed-numba-compile.lock", "w")
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _compile() -> None:
     rng = np.random.default_rng(0)
     X = rng.normal(size=(24, 3))
     y = np.where(np.arange(24) % 2 == 0, 1.0, -1.0)
@@ -982,7 +1015,6 @@ def warmup() -> float:
         decision_values(km, y, np.arange(24), first.alpha, first.rho, np.arange(4))
         km.decision_signs(np.arange(4), np.arange(24), first.alpha, first.rho)
         km.times(np.arange(4), np.arange(24), np.ones((24, 2)))
-    return time.perf_counter() - t0
 
 
 class SVMModel:
