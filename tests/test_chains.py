@@ -1,5 +1,5 @@
 """Chains of rounds (``cross_validate(chains=...)``): the layout, the seeding inside each chain, and a result that
-depends on the chains and never on the threads that run them."""
+depends on the chains and never on the threads that run them; and processes that compile one at a time."""
 
 from __future__ import annotations
 
@@ -91,3 +91,33 @@ def test_chains_refuse_what_they_cannot_run(options, message):
     options = {"kernel_mode": "gram", **options}
     with pytest.raises(ConfigError, match=message):
         cross_validate(X, y, 2.0, 0.3, 10, options.pop("method"), chains=2, **options)
+
+
+def _hold_compile_lock(log: str, label: str) -> None:
+    import time
+
+    from alphaseed.smo import _compile_lock
+
+    with _compile_lock():
+        with open(log, "a") as out:
+            out.write(f"{label} in {time.time()}\n")
+        time.sleep(0.5)
+        with open(log, "a") as out:
+            out.write(f"{label} out {time.time()}\n")
+
+
+def test_processes_compile_one_at_a_time(tmp_path):
+    """Catches a compile lock that only threads of one process respect (or none): two pipeline jobs of a fresh
+    clone compiling at once wrote each other's Numba cache entries and one died with SIGSEGV."""
+    import multiprocessing
+
+    log = str(tmp_path / "lock.log")
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_hold_compile_lock, args=(log, label)) for label in "ab"]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    events = [line.split()[:2] for line in open(log).read().splitlines()]
+    assert len(events) == 4 and events[0][0] == events[1][0] and events[2][0] == events[3][0]
+    assert [kind for _, kind in events] == ["in", "out", "in", "out"]
