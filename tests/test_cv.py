@@ -195,11 +195,11 @@ def test_labels_other_than_plus_minus_one_are_refused():
 def test_explicit_splits_reproduce_k_fold_round_for_round(method):
     """Catches seeding index sets rebuilt from the splits in another order or content than the
     k-fold rounds use (S, R, T swapped or unsorted): iterations would differ."""
-    from alphaseed.folds import kfold_rounds, stratified_folds
+    from alphaseed.folds import KFoldRounds, stratified_folds
 
     X, y = synthetic(11, n=120)
     by_k = cross_validate(X, y, 10.0, 0.3, 5, method, seed=3)
-    splits = kfold_rounds(stratified_folds(y, 5, 3), 5)
+    splits = KFoldRounds(stratified_folds(y, 5, 3), 5)
     by_cv = cross_validate(X, y, 10.0, 0.3, cv=iter(splits), method=method)
     assert by_cv.k == "custom" and by_cv.n_folds == 5
     assert [r.iterations for r in by_cv.rounds] == [r.iterations for r in by_k.rounds]

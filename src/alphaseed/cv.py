@@ -398,6 +398,7 @@ class _SolverEngine:
         self._gram_buffer = gram_buffer
 
     def prepare(self) -> None:
+        from .folds import trained_on
         from .kernel import KernelMatrix
 
         start = time.perf_counter()
@@ -408,7 +409,7 @@ class _SolverEngine:
         self.seconds_kernel = time.perf_counter() - start
         self.kernel_mode = self.kernel.mode
         if self._from_full_model:
-            everything = _full_training_set(self._splits)
+            everything = trained_on(self._splits)
             start = time.perf_counter()
             self._full_model = (everything, self._solve(everything, None))
             self.seconds_full_model = time.perf_counter() - start
@@ -485,13 +486,6 @@ def _seeders():
     return SEEDERS, LOO_ONLY, FROM_FULL_MODEL
 
 
-def _full_training_set(splits) -> np.ndarray:
-    """The full model's instances: every instance of a training set (for k-fold and
-    leave-one-out, every instance), in dataset order, so that the model does not depend on the
-    order of the rounds."""
-    return np.unique(np.concatenate([train for train, _ in splits]))
-
-
 def _labels(y) -> np.ndarray:
     from .smo import check_labels
 
@@ -503,7 +497,7 @@ def _labels(y) -> np.ndarray:
 
 def _splits(k, cv, X, y, seed):
     """(k as reported, fold of each instance, [(train, test) of each round])."""
-    from .folds import CUSTOM, custom_rounds, kfold_rounds, resolve_k, stratified_folds
+    from .folds import CUSTOM, KFoldRounds, custom_rounds, resolve_k, stratified_folds
 
     if (k is None) == (cv is None):
         raise ConfigError("give the folds either as k or as cv (exactly one of the two)")
@@ -511,7 +505,7 @@ def _splits(k, cv, X, y, seed):
     if isinstance(spec, (str, numbers.Number)):
         n_folds = resolve_k(spec, y.shape[0])
         folds = stratified_folds(y, n_folds, seed)
-        return spec, folds, kfold_rounds(folds, n_folds)
+        return spec, folds, KFoldRounds(folds, n_folds)
     folds, splits = custom_rounds(spec, X, y)
     return CUSTOM, folds, splits
 

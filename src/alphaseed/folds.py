@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import numbers
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -69,13 +70,6 @@ def stratified_folds(y: np.ndarray, k: int | str, seed: int) -> np.ndarray:
     return folds
 
 
-def fold_order(folds: np.ndarray, k: int) -> list[np.ndarray]:
-    """Global indices of each fold's instances, ascending; round h tests on ``fold_order(...)[h-1]``."""
-    folds = np.asarray(folds)
-    by_fold = np.argsort(folds, kind="stable")
-    return np.split(by_fold, np.cumsum(np.bincount(folds, minlength=k))[:-1])
-
-
 def stratified_subsample(y: np.ndarray, m: int, seed: int) -> np.ndarray:
     """Sorted indices of ``m`` instances drawn without replacement, keeping class proportions.
 
@@ -107,10 +101,36 @@ def folds_sha256(folds: np.ndarray) -> str:
 CUSTOM = "custom"
 
 
-def kfold_rounds(folds: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(train, test) of each round: round h tests on fold h and trains on the others in fold order."""
-    order = fold_order(folds, k)
-    return [(np.concatenate([order[j] for j in range(k) if j != h]), order[h]) for h in range(k)]
+class KFoldRounds(Sequence):
+    """(train, test) of each round, built when asked: round h tests on fold h and trains on the others in
+    fold order. Kept as one ordering of the instances rather than k training sets, which for
+    leave-one-out would take n^2 indices (20 GB on Webdata)."""
+
+    def __init__(self, folds: np.ndarray, k: int):
+        folds = np.asarray(folds)
+        self._order = np.argsort(folds, kind="stable")
+        self._bounds = np.concatenate([[0], np.cumsum(np.bincount(folds, minlength=k))])
+
+    def __len__(self) -> int:
+        return self._bounds.size - 1
+
+    def __getitem__(self, h: int) -> tuple[np.ndarray, np.ndarray]:
+        if not -len(self) <= h < len(self):
+            raise IndexError(f"round {h} of {len(self)}")
+        start, stop = self._bounds[h % len(self)], self._bounds[h % len(self) + 1]
+        return np.concatenate([self._order[:start], self._order[stop:]]), self._order[start:stop]
+
+    def trained_on(self) -> np.ndarray:
+        """Every instance some round trains on, ascending: all of them, as each fold is left out once."""
+        return np.sort(self._order)
+
+
+def trained_on(rounds) -> np.ndarray:
+    """Every instance some round of ``rounds`` trains on, in dataset order: the instances of the full model
+    (AVG, TOP, full), which then does not depend on the order of the rounds."""
+    if isinstance(rounds, KFoldRounds):
+        return rounds.trained_on()
+    return np.unique(np.concatenate([train for train, _ in rounds]))
 
 
 def _index_array(part, n: int, what: str) -> np.ndarray:

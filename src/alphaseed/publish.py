@@ -27,7 +27,7 @@ import pandas as pd
 from . import figures, tables
 from .atomic import atomic_path
 from .errors import AlphaseedError
-from .folds import folds_sha256, kfold_rounds, stratified_folds
+from .folds import KFoldRounds, folds_sha256, stratified_folds
 from .gaussian import blas_dots, dense_features, squared_norms
 from .summaries import read_run
 
@@ -85,7 +85,7 @@ def training_class_counts(y, k: int, seed: int) -> dict:
     ``seed``), with the folds' sha256 so that a run's summary can be matched to them."""
     y = np.asarray(y)
     folds = stratified_folds(y, k, seed)
-    rounds = kfold_rounds(folds, k)
+    rounds = KFoldRounds(folds, k)
     return {"k": k, "seed": seed, "folds_sha256": folds_sha256(folds),
             "train_positive": [int(np.count_nonzero(y[train] > 0)) for train, _ in rounds],
             "train_size": [int(train.size) for train, _ in rounds]}

@@ -315,12 +315,12 @@ def write_search(X, y, name: str, log2_C, log2_gamma, k: int, seed: int, method:
     import pandas as pd
 
     from .cv import utc_now
-    from .folds import kfold_rounds, stratified_folds
+    from .folds import KFoldRounds, stratified_folds
 
     started = utc_now()
     log2_C, log2_gamma = sorted(log2_C), sorted(log2_gamma)
     grid = {"C": [2.0 ** v for v in log2_C], "gamma": [2.0 ** v for v in log2_gamma]}
-    splits = kfold_rounds(stratified_folds(np.asarray(y), k, seed), k)
+    splits = KFoldRounds(stratified_folds(np.asarray(y), k, seed), k)
     estimator = SVC(tol=eps, cache_size=cache_mb, shrinking=shrinking, kernel_mode=kernel_mode)
     search = GridSearchCV(estimator, grid, cv=splits, method=method, refit=False, n_jobs=n_jobs,
                           verbose=1)
