@@ -337,9 +337,10 @@ def test_publish_fills_the_readme_between_its_markers(runs, tmp_path):
     assert not elsewhere.exists() and readme.read_text() == "no markers\n"
 
 
-def test_publish_by_hand_leaves_the_studies_beyond_the_paper_out_of_its_tables(runs, tmp_path):
+def test_publish_by_hand_puts_the_studies_beyond_the_paper_in_their_own_tables(runs, tmp_path):
     """Catches `alphaseed publish` putting a study's runs (heart_scale, which config.yaml runs only in its
-    informative study) into the paper's tables and runs.csv, and a filter that drops other datasets too."""
+    informative study) into the paper's tables and runs.csv, a filter that drops other datasets too, and a
+    publish by hand that leaves the study's own tables unwritten or unlinked."""
     folder = tmp_path / "reproduction"
     shutil.copytree(runs / "summaries", folder / "runs")
     data = _libsvm_file(tmp_path / "heart_scale.libsvm", seed=1)
@@ -349,5 +350,35 @@ def test_publish_by_hand_leaves_the_studies_beyond_the_paper_out_of_its_tables(r
     common = ["publish", "--from", str(folder / "runs"), "--out", str(folder), "--paper", str(PAPER_RESULTS)]
     assert main(common + ["--config", str(REPO / "config.yaml")]) == 0
     assert set(tables.pd.read_csv(folder / "runs.csv")["dataset"]) == {"toy"}
+    study_table1 = (folder / "tables" / "table1_informative.md").read_text()
+    assert "heart_scale" in study_table1 and "toy" not in study_table1
+    assert "](tables/speedups_informative.md)" in (folder / "README.md").read_text()
     assert main(common + ["--config", str(tmp_path / "no-config.yaml")]) == 0
     assert set(tables.pd.read_csv(folder / "runs.csv")["dataset"]) == {"toy", "heart_scale"}
+
+
+def test_sittings_split_the_run_where_it_paused_and_count_overlapping_jobs_once():
+    """Catches an elapsed time that sums the jobs' wall times (two jobs at a time would count twice) or that
+    counts the pause between two machines' sittings as time the run took."""
+    runs = tables.pd.DataFrame({
+        "started_utc": ["2026-01-01T10:00:00+00:00", "2026-01-01T10:30:00+00:00", "2026-01-02T08:00:00+00:00"],
+        "finished_utc": ["2026-01-01T11:00:00+00:00", "2026-01-01T11:30:00+00:00", "2026-01-02T08:15:00+00:00"],
+    })
+    stretches = publishing.sittings(runs)
+    assert stretches["jobs"].tolist() == [2, 1]
+    assert stretches["elapsed_seconds"].tolist() == [5400.0, 900.0]
+
+
+def test_a_leave_one_out_estimate_shows_the_seeded_rounds_it_rests_on(tmp_path):
+    """Catches a leave-one-out estimate published without the iterations of the rounds it was extrapolated from,
+    or one that counts the cold round 1 among SIR's seeded rounds."""
+    data = _libsvm_file(tmp_path / "toy.libsvm")
+    path = tmp_path / "runs" / "toy" / "kloo" / "sir-cache.json"
+    assert main(["cv", "--data", str(data), "--C", "2", "--gamma", "0.5", "--k", "loo", "--method", "sir",
+                 "--kernel-mode", "cache", "--max-rounds", "3", "--out", str(tmp_path / "record.json"),
+                 "--summary", str(path)]) == 0
+    run = read_run(path)
+    section = "\n".join(publishing.loo_estimates_section([run], publishing.runs_frame([run])))
+    row = next(line for line in section.splitlines() if line.startswith("| toy"))
+    seeded = ", ".join(tables.format_count(r["iterations"]) for r in run["rounds"][1:])
+    assert f"| 2 " in row and seeded in row and "3 of 40" in row

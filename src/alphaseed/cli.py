@@ -307,11 +307,11 @@ def _kernel_facts(args) -> None:
 
 def _publish(args) -> None:
     from .config import load_config
-    from .experiments import beyond_paper_datasets
+    from .experiments import study_datasets
     from .publish import publish_folder
 
-    studies_only = beyond_paper_datasets(load_config(args.config)) if args.config.is_file() else set()
-    written = publish_folder(args.runs, args.out, args.paper, args.kernel, args.readme, studies_only)
+    studies = study_datasets(load_config(args.config)) if args.config.is_file() else {}
+    written = publish_folder(args.runs, args.out, args.paper, args.kernel, args.readme, studies)
     print(f"{len(written)} files -> {args.out}")
 
 

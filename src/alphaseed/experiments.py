@@ -66,12 +66,13 @@ def studies(config: dict) -> list[str]:
     return list(dict.fromkeys(e.get("study", PAPER_STUDY) for e in config.get("experiments", {}).values()))
 
 
-def beyond_paper_datasets(config: dict) -> set[str]:
-    """Datasets that only the studies beyond the paper run: their runs go to those studies' tables."""
-    datasets: dict[bool, set] = {True: set(), False: set()}
+def study_datasets(config: dict) -> dict[str, set[str]]:
+    """Each study beyond the paper and the datasets only it runs: their runs go to its tables, not the paper's."""
+    datasets: dict[str, set] = {}
     for experiment in config.get("experiments", {}).values():
-        datasets[experiment.get("study", PAPER_STUDY) == PAPER_STUDY].update(experiment["datasets"])
-    return datasets[False] - datasets[True]
+        datasets.setdefault(experiment.get("study", PAPER_STUDY), set()).update(experiment["datasets"])
+    papers = datasets.pop(PAPER_STUDY, set())
+    return {study: names - papers for study, names in datasets.items()}
 
 
 def expand_experiments(config: dict, study: str = PAPER_STUDY) -> dict[str, list[Job]]:

@@ -40,6 +40,8 @@ KERNEL_BLOCK_ROWS = 1024
 ITERATION_TOLERANCE = 0.10
 # ATO, MIR and SIR start cold in round 1; AVG and TOP seed every round from the full model.
 FIRST_SEEDED_ROUND = {"ato": 2, "mir": 2, "sir": 2, "avg": 1, "top": 1}
+# A pause between jobs longer than this separates two sittings of the run (provenance.md).
+SITTING_GAP = pd.Timedelta(minutes=30)
 
 
 class PublishError(AlphaseedError, ValueError):
@@ -371,6 +373,51 @@ def carry_section(runs: pd.DataFrame) -> list[str]:
     ], pd.DataFrame(rows))
 
 
+def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str]:
+    """What each estimated leave-one-out time rests on: the rounds measured and their iterations.
+
+    A seeded leave-one-out round swaps one instance, so its cost swings between nothing (the seed is
+    already optimal) and a cold training's; an estimate from one or two such rounds says how cheap
+    a round can be, not how cheap the average one is.
+    """
+    sv_share = runs[(runs["k"] == TABLE1_K) & (runs["method"].isin(["libsvm", "cold"]))].groupby("dataset")[
+        "sv_share"].first()
+    rows = []
+    for run in summaries:
+        if tables.k_key(run["k"]) != "loo" or not run["summary"]["estimated"]:
+            continue
+        first = FIRST_SEEDED_ROUND.get(run["method"], np.inf)
+        seeded = [r for r in run["rounds"] if r["round"] >= first]
+        measured = seeded or run["rounds"]
+        iterations = [r["iterations"] for r in measured]
+        rows.append({
+            "dataset": run["dataset"], "method": tables.method_label(run["method"], run["kernel_mode"]),
+            "rounds measured": f"{run['summary']['rounds_run']} of {tables.format_count(run['summary']['rounds_total'])}",
+            "seeded rounds measured": f"{len(seeded)}" if first != np.inf else tables.NOT_AVAILABLE,
+            "iterations per round (measured, seeded where seeded)": (
+                ", ".join(tables.format_count(i) for i in iterations) if len(iterations) <= 3 else
+                f"{tables.format_count(np.median(iterations))} median, {tables.format_count(min(iterations))}"
+                f"-{tables.format_count(max(iterations))}"),
+            "rounds at 0 iterations": f"{iterations.count(0)} of {len(iterations)}",
+            "s per round (mean)": tables.format_seconds(_mean([sum(r["seconds"].values()) for r in measured])),
+            "estimated total s": tables.format_seconds_scientific(run["summary"]["seconds"]["total"]),
+            "SVs / training set (k = 10)": _percent(sv_share.get(run["dataset"])),
+        })
+    if not rows:
+        return []
+    return _section("Leave-one-out estimates: what they rest on", [
+        "A leave-one-out round trains on n - 1 instances, so one round of LibSVM or of a cold start costs a full "
+        "training; on Adult and Webdata this run measured one or two rounds per method (the paper 100 and 30) and "
+        "counted the others at the mean of those measured (for ATO, MIR and SIR the seeded rounds, round 1 being "
+        "cold). A seeded round differs from the previous one by one instance out and one back in: where neither "
+        "is a support vector the seed is already optimal and the round takes no iterations, and where they are, "
+        "the round repairs the model around them. So an estimate resting on one or two seeded rounds measures "
+        "how cheap a round can be, not the average round; the share of instances that are support vectors (last "
+        "column) says how often a swap touches the model. Read the Adult and Webdata leave-one-out ratios as "
+        "orders of magnitude, and compare the methods on Heart (complete) and Madelon (100-200 rounds).",
+    ], pd.DataFrame(rows))
+
+
 def estimates_section(runs: pd.DataFrame) -> list[str]:
     """Every estimated run and every run with a capped round, with the rounds measured."""
     flagged = runs[runs["estimated"] | runs["iteration_cap_hit"]]
@@ -390,6 +437,23 @@ def estimates_section(runs: pd.DataFrame) -> list[str]:
 # ---------------------------------------------------------------- the documents
 
 
+def sittings(runs: pd.DataFrame) -> pd.DataFrame:
+    """The stretches of time in which the jobs ran: a pause longer than SITTING_GAP between one job's end and
+    the next one's start (the machine given back, the run resumed elsewhere) starts a new sitting."""
+    spans = runs.dropna(subset=["started_utc", "finished_utc"])
+    spans = pd.DataFrame({"start": pd.to_datetime(spans["started_utc"]), "end": pd.to_datetime(spans["finished_utc"])})
+    rows = []
+    for start, end in spans.sort_values("start").itertuples(index=False):
+        if rows and start <= rows[-1]["end"] + SITTING_GAP:
+            rows[-1]["end"] = max(rows[-1]["end"], end)
+            rows[-1]["jobs"] += 1
+        else:
+            rows.append({"start": start, "end": end, "jobs": 1})
+    frame = pd.DataFrame(rows, columns=["start", "end", "jobs"])
+    frame["elapsed_seconds"] = (frame["end"] - frame["start"]).dt.total_seconds()
+    return frame
+
+
 def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
     commits = runs.groupby(["git_commit", "git_dirty"], dropna=False).size()
     libraries = {key: sorted({str(s["provenance"].get(key)) for s in summaries})
@@ -399,12 +463,18 @@ def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
         ["dataset", "k", "label", "wall_seconds", "seconds_measured_total", "rounds_run", "rounds_total", "threads",
          "hostname", "git_commit", "finished_utc"]].copy()
     jobs["git_commit"] = jobs["git_commit"].str[:10]
+    stretches = sittings(runs)
+    per_experiment = runs.groupby(["tables", "dataset"], sort=True).agg(
+        jobs=("wall_seconds", "size"), wall=("wall_seconds", "sum")).reset_index()
+    per_experiment["wall"] = per_experiment["wall"].map(lambda v: f"{v / 60:,.1f}")
+    per_experiment = per_experiment.rename(columns={"tables": "table", "wall": "job wall min"})
+    per_experiment["jobs"] = per_experiment["jobs"].astype(str)
     jobs["wall_seconds"] = jobs["wall_seconds"].map(lambda v: tables.NOT_AVAILABLE if pd.isna(v) else f"{v:.1f}")
     jobs["seconds_measured_total"] = jobs["seconds_measured_total"].map(tables.format_seconds)
     lines = [
         "# Provenance of the published runs",
         "",
-        f"- runs: {len(runs)}, finished between {runs['started_utc'].min()} and {runs['finished_utc'].max()} (UTC)",
+        f"- runs: {len(runs)}, run between {runs['started_utc'].min()} and {runs['finished_utc'].max()} (UTC)",
         "- commits: " + "; ".join(f"{commit} ({'dirty' if dirty else 'clean'}): {count} run(s)"
                                   for (commit, dirty), count in commits.items()),
         "- CPUs: " + "; ".join(sorted(runs["cpu"].dropna().unique())),
@@ -413,6 +483,24 @@ def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
         "- libraries: " + "; ".join(f"{key} {', '.join(values)}" for key, values in libraries.items()),
         f"- wall time of the jobs: {walls.sum():,.0f} s summed over {len(walls)} job(s) that recorded it "
         f"({walls.sum() / 3600:.2f} h)",
+        f"- elapsed time of the run: {stretches['elapsed_seconds'].sum() / 3600:.2f} h summed over "
+        f"{len(stretches)} sitting(s) (first job's start to last job's end; a pause over "
+        f"{SITTING_GAP.total_seconds() / 60:.0f} minutes starts a new sitting)",
+        "",
+        "## Sittings",
+        "",
+        _markdown(pd.DataFrame({
+            "started (UTC)": stretches["start"].dt.strftime("%Y-%m-%d %H:%M"),
+            "ended (UTC)": stretches["end"].dt.strftime("%Y-%m-%d %H:%M"),
+            "jobs": stretches["jobs"].astype(str),
+            "elapsed h": stretches["elapsed_seconds"].map(lambda v: f"{v / 3600:.2f}"),
+        })),
+        "",
+        "## Wall time per experiment",
+        "",
+        "Summed over the jobs of each table and dataset (1 thread per job, 2 jobs at a time).",
+        "",
+        _markdown(per_experiment),
         "",
         "## Wall time per job",
         "",
@@ -430,22 +518,24 @@ README_BEGIN = "<!-- reproduction: begin (written by alphaseed publish --readme)
 README_END = "<!-- reproduction: end -->"
 
 
-def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, prefix: str = "") -> str:
+def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, prefix: str = "", studies=()) -> str:
     """The published folder's README (links relative to it), or with the folder's path as ``prefix`` the section
-    under the project's README's own heading. ``table1`` is Table 1's comparison frame."""
+    under the project's README's own heading. ``table1`` is Table 1's comparison frame; ``studies``, the studies
+    beyond the paper whose tables the folder holds too (linked)."""
     subsampled = sorted(runs.dropna(subset=["subsample"])["dataset"].unique())
     size = f"on stratified subsamples of {', '.join(subsampled)}" if subsampled else "at full size"
-    states = runs.dropna(subset=["git_commit"]).drop_duplicates(["git_commit", "git_dirty"])
-    commits = ", ".join(f"`{commit[:10]}`" + (" with uncommitted changes" if dirty else "")
-                        for commit, dirty in zip(states["git_commit"], states["git_dirty"]))
+    dirty_runs = runs.assign(dirty=runs["git_dirty"].fillna(False).astype(bool)).groupby("git_commit")["dirty"].sum()
+    commits = ", ".join(f"`{commit[:10]}`" + (f" ({dirty} in a checkout with uncommitted changes)" if dirty else "")
+                        for commit, dirty in dirty_runs.items())
     walls = runs["wall_seconds"].dropna()
+    elapsed = sittings(runs)["elapsed_seconds"].sum()
     sub = "###" if prefix else "##"
     return "\n".join([
         *([] if prefix else ["# The paper, reproduced", ""]),
         f"{len(runs)} runs {size}, from commit(s) {commits or 'unknown'} on {'; '.join(runs['cpu'].dropna().unique())}, "
-        f"{walls.sum() / 3600:.2f} h of job wall time, finished {runs['finished_utc'].max()} (UTC). "
-        f"`alphaseed publish` built this from the run summaries in [{prefix}runs/]({prefix}runs/) alone; the folder "
-        "fills as the full-size run proceeds, each job writing its summary as it finishes.",
+        f"{walls.sum() / 3600:.2f} h of job wall time in {elapsed / 3600:.2f} h elapsed, finished "
+        f"{runs['finished_utc'].max()} (UTC). `alphaseed publish` built this from the run summaries in "
+        f"[{prefix}runs/]({prefix}runs/) alone, each job having written its summary as it finished.",
         "",
         f"{sub} Table 1, beside the paper's",
         "",
@@ -470,6 +560,9 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, prefix: str = "") 
         f"- [figures/]({prefix}figures/): iterations per round, speedup against k, leave-one-out",
         f"- [runs.csv]({prefix}runs.csv): one row per run; [provenance.md]({prefix}provenance.md): commit, CPU, "
         "threads, wall time per job",
+        *[f"- beyond the paper, the study `{study}` (its own tables, never mixed into the paper's rows): "
+          f"[tables/{tables.study_names(study)['comparison']}.md]({prefix}tables/"
+          f"{tables.study_names(study)['comparison']}.md) and the `*_{study}` tables beside it" for study in studies],
         "",
     ])
 
@@ -494,23 +587,38 @@ def embed_in_readme(readme: str | os.PathLike, section: str) -> None:
 
 
 def publish_folder(runs_folder: str | os.PathLike, out: str | os.PathLike, paper_path: str | os.PathLike,
-                   kernel_folder: str | os.PathLike | None = None,
-                   readme: str | os.PathLike | None = None, exclude_datasets=()) -> list[Path]:
-    """Rebuild the published folder ``out`` from the run summaries (or records) under ``runs_folder``,
-    except those of ``exclude_datasets`` (a study beyond the paper's, which has tables of its own)."""
-    paths = [path for path in find_runs(runs_folder) if path.parts[-3] not in set(exclude_datasets)]
-    if not paths:
-        raise PublishError(f"{runs_folder}: no run summary outside the datasets left out "
-                           f"({', '.join(sorted(exclude_datasets))})")
-    return publish(group_runs(paths, read_runs(paths)), out, paper_path, kernel_folder, readme)
+                   kernel_folder: str | os.PathLike | None = None, readme: str | os.PathLike | None = None,
+                   studies: dict[str, set[str]] | None = None) -> list[Path]:
+    """Rebuild the published folder ``out`` from the run summaries (or records) under ``runs_folder``.
+
+    ``studies`` maps each study beyond the paper to the datasets only it runs: their runs go to that study's
+    own tables in ``out/tables`` (as rule study_tables writes them), never into the paper's.
+    """
+    studies = studies or {}
+    paths = find_runs(runs_folder)
+    of_study = {study: [path for path in paths if path.parts[-3] in names] for study, names in studies.items()}
+    beyond = {path for study_paths in of_study.values() for path in study_paths}
+    paper_paths = [path for path in paths if path not in beyond]
+    if not paper_paths:
+        raise PublishError(f"{runs_folder}: no run summary outside the studies beyond the paper "
+                           f"({', '.join(sorted(studies))})")
+    written = publish(group_runs(paper_paths, read_runs(paper_paths)), out, paper_path, kernel_folder, readme,
+                      [study for study, study_paths in of_study.items() if study_paths])
+    for study, study_paths in of_study.items():
+        if study_paths:
+            written += tables.write_tables(group_runs(study_paths, read_runs(study_paths)), paper_path,
+                                           Path(out) / "tables", formats=TABLE_FORMATS, study=study)
+    return written
 
 
 def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | os.PathLike,
-            kernel_folder: str | os.PathLike | None = None, readme: str | os.PathLike | None = None) -> list[Path]:
+            kernel_folder: str | os.PathLike | None = None, readme: str | os.PathLike | None = None,
+            studies=()) -> list[Path]:
     """Rebuild the published folder ``out`` from the run summaries (or records) of each table kind.
 
     ``kernel_folder`` (default ``out/kernel``) holds the kernel facts, ``{dataset}.json``; ``readme``, the
-    project's README, gets Table 1, the leave-one-out figure and the links between its reproduction markers.
+    project's README, gets Table 1, the leave-one-out figure and the links between its reproduction markers;
+    ``studies``, the studies beyond the paper whose tables go in the folder too, are linked from both READMEs.
     """
     out = Path(out)
     if readme is not None:
@@ -531,15 +639,16 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
     frames_table1 = frames["table1"].merge(extra, on=["dataset", "k", "label"], how="left")
     notes, sections = tables.comparison_document(frames, tables.table2(tables.load_runs(groups["table1"]), paper))
     deviations = (identity_kernel_section(runs, facts) + iterations_section(frames_table1)
-                  + class_counts_section(summaries, facts) + carry_section(runs) + estimates_section(runs))
+                  + class_counts_section(summaries, facts) + carry_section(runs)
+                  + loo_estimates_section(summaries, runs) + estimates_section(runs))
     document = tables.document_markdown("Paper vs this reproduction", notes, sections)
     document += "\n# Deviations from the paper, measured\n\n" + "\n".join(deviations)
     tables.write_text(out / "paper_vs_reproduced.md", document)
     tables.write_text(out / "provenance.md", provenance_document(runs, summaries))
-    tables.write_text(out / "README.md", readme_document(frames["table1"], runs))
+    tables.write_text(out / "README.md", readme_document(frames["table1"], runs, studies=studies))
     written += [out / name for name in ("runs.csv", "paper_vs_reproduced.md", "provenance.md", "README.md")]
     if readme is not None:
         prefix = os.path.relpath(out, Path(readme).parent).replace(os.sep, "/") + "/"
-        embed_in_readme(readme, readme_document(frames["table1"], runs, prefix=prefix))
+        embed_in_readme(readme, readme_document(frames["table1"], runs, prefix=prefix, studies=studies))
         written.append(Path(readme))
     return written

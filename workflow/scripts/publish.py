@@ -10,7 +10,7 @@ from pathlib import Path
 os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(snakemake.threads)
 
 from alphaseed.cli import main  # noqa: E402
-from alphaseed.experiments import TABLE_KINDS  # noqa: E402
+from alphaseed.experiments import PAPER_STUDY, TABLE_KINDS, studies  # noqa: E402
 from alphaseed.publish import publish  # noqa: E402
 
 with open(snakemake.log[0], "w", buffering=1) as log, redirect_stdout(log), redirect_stderr(log):
@@ -18,5 +18,6 @@ with open(snakemake.log[0], "w", buffering=1) as log, redirect_stdout(log), redi
         sys.exit(main(snakemake.params.arguments))
     groups = {kind: list(snakemake.input[kind]) for kind in TABLE_KINDS if kind in snakemake.input.keys()}
     folder, kernel = Path(snakemake.output.readme).parent, Path(snakemake.input.kernel[0]).parent
-    written = publish(groups, folder, snakemake.input.paper, kernel)
+    beyond = [study for study in studies(snakemake.config) if study != PAPER_STUDY]
+    written = publish(groups, folder, snakemake.input.paper, kernel, studies=beyond)
     print("\n".join(map(str, written)))
