@@ -382,3 +382,14 @@ def test_a_leave_one_out_estimate_shows_the_seeded_rounds_it_rests_on(tmp_path):
     row = next(line for line in section.splitlines() if line.startswith("| toy"))
     seeded = ", ".join(tables.format_count(r["iterations"]) for r in run["rounds"][1:])
     assert f"| 2 " in row and seeded in row and "3 of 40" in row
+
+
+def test_a_run_moved_between_machines_names_the_ratios_that_mix_cpus():
+    """Catches a published run that spans two CPUs without saying which runs ran where, or that calls a ratio
+    sound when its two runs (one dataset, one k) ran on different CPUs."""
+    runs = tables.pd.DataFrame({"dataset": ["adult", "adult", "mnist", "mnist"], "k": ["10", "10", "3", "10"],
+                                "cpu": ["Xeon", "EPYC", "EPYC", "Xeon"]})
+    section = "\n".join(publishing.machines_section(runs))
+    assert "mix CPUs, so read their ratios with care: adult (k = 10)." in section
+    assert "| EPYC " in section and "mnist k = 3" in section
+    assert publishing.machines_section(runs.assign(cpu="Xeon")) == []

@@ -418,6 +418,26 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
     ], pd.DataFrame(rows))
 
 
+def machines_section(runs: pd.DataFrame) -> list[str]:
+    """Which CPU ran which runs, when the run moved between machines: a ratio is only sound between two runs of
+    one CPU, and every ratio in the tables pairs runs of one dataset and one k."""
+    cpus = runs["cpu"].fillna("unknown CPU")
+    if cpus.nunique() < 2:
+        return []
+    groups = runs.assign(cpu=cpus).groupby(["dataset", "k"])["cpu"].nunique()
+    mixed = [f"{dataset} (k = {k})" for (dataset, k), count in groups.items() if count > 1]
+    rows = [{"CPU": cpu, "runs": f"{len(group)}",
+             "datasets and k": "; ".join(f"{dataset} k = {', '.join(sorted(ks['k'].unique(), key=tables._k_sort))}"
+                                         for dataset, ks in group.groupby("dataset"))}
+            for cpu, group in runs.assign(cpu=cpus).groupby("cpu")]
+    return _section("Machines", [
+        "The run moved between machines, each sitting on the one it was given. Every ratio in the tables "
+        "(libsvm/method, cold/method, method/SIR) pairs runs of one dataset at one k; "
+        + (f"these mix CPUs, so read their ratios with care: {', '.join(mixed)}." if mixed else
+           "no such pair mixes CPUs, so the ratios hold, while absolute seconds of different CPUs do not compare."),
+    ], pd.DataFrame(rows))
+
+
 def estimates_section(runs: pd.DataFrame) -> list[str]:
     """Every estimated run and every run with a capped round, with the rounds measured."""
     flagged = runs[runs["estimated"] | runs["iteration_cap_hit"]]
@@ -461,7 +481,7 @@ def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
     walls = runs["wall_seconds"].dropna()
     jobs = runs.sort_values("finished_utc")[
         ["dataset", "k", "label", "wall_seconds", "seconds_measured_total", "rounds_run", "rounds_total", "threads",
-         "hostname", "git_commit", "finished_utc"]].copy()
+         "cpu", "hostname", "git_commit", "finished_utc"]].copy()
     jobs["git_commit"] = jobs["git_commit"].str[:10]
     stretches = sittings(runs)
     per_experiment = runs.groupby(["tables", "dataset"], sort=True).agg(
@@ -640,7 +660,7 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
     notes, sections = tables.comparison_document(frames, tables.table2(tables.load_runs(groups["table1"]), paper))
     deviations = (identity_kernel_section(runs, facts) + iterations_section(frames_table1)
                   + class_counts_section(summaries, facts) + carry_section(runs)
-                  + loo_estimates_section(summaries, runs) + estimates_section(runs))
+                  + loo_estimates_section(summaries, runs) + machines_section(runs) + estimates_section(runs))
     document = tables.document_markdown("Paper vs this reproduction", notes, sections)
     document += "\n# Deviations from the paper, measured\n\n" + "\n".join(deviations)
     tables.write_text(out / "paper_vs_reproduced.md", document)
