@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import os
+import platform
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from alphaseed.cv import cross_validate
+from alphaseed.job_environment import OPENBLAS_CORE_CHOICE, X86_64
 from alphaseed.records import build_run_record
 
 TIMING_KEYS = {"seconds", "seconds_measured_total"}
@@ -79,3 +84,34 @@ def test_a_pipeline_job_run_again_gives_the_same_record(job, tmp_path):
     for record in (first, again):
         del record["provenance"]
     assert without_timings(again) == without_timings(first)
+
+
+# Runs pin_native_libraries (a job) or the command line, with the portable core type set to argv[2] (another
+# than this CPU's own choice, so that a missing or late pin shows), then loads NumPy's and SciPy's OpenBLAS.
+PINNED_KERNELS = """
+import sys
+import alphaseed.job_environment as job_environment
+job_environment.PORTABLE_OPENBLAS_CORE = sys.argv[2]
+from alphaseed.cli import main
+job_environment.pin_native_libraries(1) if sys.argv[1] == "job" else main(["publish", "--from", "/nonexistent"])
+import scipy.linalg
+from alphaseed.provenance import blas_kernels
+print(blas_kernels())
+"""
+
+
+@pytest.mark.skipif(platform.machine() not in X86_64, reason="OpenBLAS core types are x86-64 names")
+@pytest.mark.parametrize("entry", ["job", "command line"])
+@pytest.mark.parametrize("chosen", [None, "Nehalem"])
+def test_jobs_and_the_command_line_pin_the_blas_kernels_whatever_the_machine_says(entry, chosen):
+    """MIR's and ATO's seeds depend on OpenBLAS's kernels, which it picks per CPU or takes from a machine-wide
+    OPENBLAS_CORETYPE. Catches a job script or command line that does not pin them, pins them after NumPy
+    loaded (too late), leaves SciPy's OpenBLAS out, lets the machine's setting win, or ignores the kernels
+    ALPHASEED_OPENBLAS_CORETYPE chooses (how the published run's are repeated)."""
+    env = {key: value for key, value in os.environ.items() if key != OPENBLAS_CORE_CHOICE}
+    env["OPENBLAS_CORETYPE"] = "Prescott"  # what a machine might set for every process
+    if chosen:
+        env[OPENBLAS_CORE_CHOICE] = chosen
+    found = subprocess.run([sys.executable, "-c", PINNED_KERNELS, entry, "Sandybridge"], env=env,
+                           capture_output=True, text=True, check=True).stdout.strip().split("; ")
+    assert len(found) >= 2 and all(kernel.endswith(chosen or "Sandybridge") for kernel in found), found

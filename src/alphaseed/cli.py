@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from .errors import AlphaseedError, ConfigError
+from .job_environment import pin_blas_kernels
 
 METHODS = ("libsvm", "cold", "ato", "mir", "sir", "avg", "top", "full")
 SEARCH_METHODS = ("cold", "ato", "mir", "sir")
@@ -176,6 +177,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    pin_blas_kernels()  # before NumPy loads, so that a run by hand repeats a pipeline job's
     args = _parser().parse_args(_negative_values_attached(sys.argv[1:] if argv is None else argv))
     commands = {"cv": _cv, "search": _search, "search-merge": _search_merge, "kernel-facts": _kernel_facts,
                 "publish": _publish, "prepare": _prepare}

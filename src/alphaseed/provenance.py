@@ -70,6 +70,18 @@ def openmp_threads() -> int | None:
     return counts[0] if counts else None
 
 
+def blas_kernels() -> str:
+    """The BLAS libraries loaded and the kernels each picked for this CPU (MIR's and ATO's seeds depend on them:
+    see ``alphaseed.job_environment``)."""
+    from threadpoolctl import threadpool_info
+
+    import numpy  # noqa: F401  (loads NumPy's BLAS, so threadpoolctl sees it)
+
+    found = {f"{info['internal_api']} {info.get('version')} {info.get('architecture')}"
+             for info in threadpool_info() if info["user_api"] == "blas"}
+    return "; ".join(sorted(found)) or "unknown"
+
+
 def python_environment() -> str:
     """The kind of Python environment that ran (not its path, which names the machine's folders)."""
     if os.environ.get("CONDA_PREFIX") and Path(sys.prefix) == Path(os.environ["CONDA_PREFIX"]):
@@ -101,6 +113,8 @@ def collect_provenance(
         "threads": numba.get_num_threads(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "openmp_threads": openmp_threads(),
+        "blas": blas_kernels(),
+        "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
         "platform": platform.platform(),
         "environment": python_environment(),
         "hostname": socket.gethostname(),

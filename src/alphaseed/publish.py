@@ -476,8 +476,8 @@ def sittings(runs: pd.DataFrame) -> pd.DataFrame:
 
 def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
     commits = runs.groupby(["git_commit", "git_dirty"], dropna=False).size()
-    libraries = {key: sorted({str(s["provenance"].get(key)) for s in summaries})
-                 for key in ("python", "numpy", "scipy", "numba", "libsvm", "sklearn")}
+    libraries = {key: sorted({str(s["provenance"].get(key, "not recorded")) for s in summaries})
+                 for key in ("python", "numpy", "scipy", "numba", "libsvm", "sklearn", "blas")}
     walls = runs["wall_seconds"].dropna()
     jobs = runs.sort_values("finished_utc")[
         ["dataset", "k", "label", "wall_seconds", "seconds_measured_total", "rounds_run", "rounds_total", "threads",

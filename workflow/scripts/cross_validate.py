@@ -1,13 +1,13 @@
 """Snakemake script of rule cv: one ``alphaseed cv`` run, its per-round progress in the job's log;
 the run summary is the job's output, the full run record a side product."""
 
-import os
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 
-# Before LibSVM and Numba load: their thread pools must match the job's share of the cores
-# (LibSVM's OpenMP default of all cores is far slower when jobs run side by side).
-os.environ["OMP_NUM_THREADS"] = os.environ["NUMBA_NUM_THREADS"] = str(snakemake.threads)
+from alphaseed.job_environment import pin_native_libraries
+
+# Before NumPy, Numba and LibSVM load: thread pools and OpenBLAS kernels of the job.
+pin_native_libraries(snakemake.threads)
 
 from alphaseed.cli import main  # noqa: E402
 

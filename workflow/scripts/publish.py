@@ -1,13 +1,14 @@
 """Snakemake script of rules kernel_facts and publish: one ``alphaseed`` command, or the publishing of the
 config's table kinds from the run summaries, its output in the job's log."""
 
-import os
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-# Before NumPy's BLAS loads: its thread pool must match the job's share of the cores.
-os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(snakemake.threads)
+from alphaseed.job_environment import pin_native_libraries
+
+# Before NumPy, Numba and LibSVM load: thread pools and OpenBLAS kernels of the job.
+pin_native_libraries(snakemake.threads)
 
 from alphaseed.cli import main  # noqa: E402
 from alphaseed.experiments import PAPER_STUDY, TABLE_KINDS, studies  # noqa: E402

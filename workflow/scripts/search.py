@@ -1,12 +1,13 @@
 """Snakemake script of rules search and search_column: one ``alphaseed search`` run (or, for a search
 split into gamma columns, ``alphaseed search-merge``), its progress in the job's log."""
 
-import os
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 
-# Before Numba loads: its thread pool must match the job's share of the cores.
-os.environ["OMP_NUM_THREADS"] = os.environ["NUMBA_NUM_THREADS"] = str(snakemake.threads)
+from alphaseed.job_environment import pin_native_libraries
+
+# Before NumPy, Numba and LibSVM load: thread pools and OpenBLAS kernels of the job.
+pin_native_libraries(snakemake.threads)
 
 from alphaseed.cli import main  # noqa: E402
 
