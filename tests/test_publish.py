@@ -393,3 +393,32 @@ def test_a_run_moved_between_machines_names_the_ratios_that_mix_cpus():
     assert "mix CPUs, so read their ratios with care: adult (k = 10)." in section
     assert "| EPYC " in section and "mnist k = 3" in section
     assert publishing.machines_section(runs.assign(cpu="Xeon")) == []
+
+
+def test_compare_finds_a_rerun_that_moved_in_any_round_and_ignores_timings_and_the_resolved_mode(runs, tmp_path):
+    """Catches a comparison that checks totals only (a changed rho in one round with the same iterations), one
+    that calls a rerun different for its timings or for `auto` resolving to another kernel mode (every mode gives
+    the same figures), and a rerun with no published counterpart passing unnoticed."""
+    published, rerun = runs / "summaries", tmp_path / "rerun"
+    shutil.copytree(published, rerun)
+    changed = rerun / "toy" / "k10" / "sir-cache.json"
+    summary = json.loads(changed.read_text())
+    summary["rounds"][3]["rho"] += 1e-12
+    summary["rounds"][0]["seconds"]["train"] *= 2
+    changed.write_text(json.dumps(summary))
+    moved = rerun / "toy" / "k10" / "sir-gram.json"
+    summary = json.loads(moved.read_text())
+    summary["kernel_mode"] = "shared"
+    summary["summary"]["seconds"]["total"] += 1
+    moved.write_text(json.dumps(summary))
+
+    rows = publishing.compare_with_published(published, rerun).set_index("run")
+    assert rows.loc["toy/k10/sir-cache", "same"] == "no"
+    assert rows.loc["toy/k10/sir-cache", "first differences"] == "round 4 rho"
+    assert (rows.drop(index="toy/k10/sir-cache")["same"] == "yes").all()
+    assert main(["compare", str(rerun), "--published", str(published)]) == 2
+
+    (rerun / "toy" / "k10" / "sir-cache.json").unlink()
+    assert main(["compare", str(rerun), "--published", str(published)]) == 0
+    shutil.copy(rerun / "toy" / "k10" / "cold-cache.json", rerun / "toy" / "k10" / "ato-cache.json")
+    assert main(["compare", str(rerun), "--published", str(published)]) == 2

@@ -164,11 +164,21 @@ def _parser() -> argparse.ArgumentParser:
                          default=Path("workflow/resources/paper_results.csv"), metavar="CSV",
                          help="the paper's numbers (default: workflow/resources/paper_results.csv)")
     publish.add_argument("--config", type=Path, default=Path("config.yaml"), metavar="FILE",
-                         help="datasets that only its studies beyond the paper run are left out of "
-                              "the paper's tables (default: config.yaml, when there is one)")
+                         help="datasets that only its studies beyond the paper run go to those studies' "
+                              "own tables, not the paper's (default: config.yaml, when there is one)")
     publish.add_argument("--readme", type=Path, metavar="FILE",
                          help="also put Table 1, the leave-one-out figure and the links between the "
                               "reproduction markers of FILE (the project's README.md)")
+
+    compare = commands.add_parser(
+        "compare", help="does a rerun repeat the published runs exactly?",
+        description="For every run summary (or record) under RERUN, whether it repeats the published run of "
+                    "the same name in every deterministic figure: the folds, every round's iterations, "
+                    "support vectors, objective, rho and correct predictions. Prints a table; exits with 2 "
+                    "when any run differs or has no published counterpart.")
+    compare.add_argument("rerun", type=Path, metavar="RERUN", help="{dataset}/k{k}/{variant}.json files of the rerun")
+    compare.add_argument("--published", type=Path, default=Path("reproduction/runs"), metavar="DIR",
+                         help="the published run summaries (default: reproduction/runs)")
 
     prepare = commands.add_parser("prepare", help="fetch, verify and convert named datasets")
     prepare.add_argument("names", nargs="+", metavar="NAME")
@@ -180,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     pin_blas_kernels()  # before NumPy loads, so that a run by hand repeats a pipeline job's
     args = _parser().parse_args(_negative_values_attached(sys.argv[1:] if argv is None else argv))
     commands = {"cv": _cv, "search": _search, "search-merge": _search_merge, "kernel-facts": _kernel_facts,
-                "publish": _publish, "prepare": _prepare}
+                "publish": _publish, "compare": _compare, "prepare": _prepare}
     try:
         commands[args.command](args)
     except AlphaseedError as error:
@@ -315,6 +325,17 @@ def _publish(args) -> None:
     studies = study_datasets(load_config(args.config)) if args.config.is_file() else {}
     written = publish_folder(args.runs, args.out, args.paper, args.kernel, args.readme, studies)
     print(f"{len(written)} files -> {args.out}")
+
+
+def _compare(args) -> None:
+    from .publish import PublishError, compare_with_published
+
+    rows = compare_with_published(args.published, args.rerun)
+    print(rows.to_markdown(index=False, disable_numparse=True))
+    differing = int((rows["same"] == "no").sum())
+    print(f"{len(rows) - differing} of {len(rows)} runs repeat the published ones exactly")
+    if differing:
+        raise PublishError(f"{differing} of {len(rows)} runs differ from the published ones (see the table)")
 
 
 if __name__ == "__main__":

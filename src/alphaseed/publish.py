@@ -454,6 +454,44 @@ def estimates_section(runs: pd.DataFrame) -> list[str]:
     ], pd.DataFrame(rows))
 
 
+# ---------------------------------------------------------------- a rerun against the published runs
+
+# What a run repeats exactly on the same commit and BLAS kernels: per round, and for the whole run. Not the kernel
+# mode: ``auto`` takes the Gram matrix or the shared cache by the memory free, and every mode gives the same figures.
+REPEATED_ROUND_FIELDS = ("iterations", "n_correct", "n_sv", "n_bounded_sv", "objective", "rho")
+REPEATED_RUN_FIELDS = ("folds_sha256", "n", "k", "method", "params")
+
+
+def compare_with_published(published: str | os.PathLike, rerun: str | os.PathLike) -> pd.DataFrame:
+    """One row per run under ``rerun``: whether it repeats the run of the same name under ``published`` in every
+    deterministic figure (folds, every round's iterations, support vectors, objective, rho and correct
+    predictions), and where it differs first. Timings and provenance may differ and are not compared."""
+    published, rerun = Path(published), Path(rerun)
+    rows = []
+    for path in find_runs(rerun):
+        name = path.relative_to(rerun)
+        if not (published / name).is_file():
+            raise PublishError(f"{name}: no published run of that name under {published}")
+        again, first = read_run(path), read_run(published / name)
+        differences = [field for field in REPEATED_RUN_FIELDS if again.get(field) != first.get(field)]
+        if len(again["rounds"]) != len(first["rounds"]):
+            differences.append(f"rounds run ({len(again['rounds'])} against {len(first['rounds'])})")
+        differences += [f"round {a['round']} {field}" for a, b in zip(again["rounds"], first["rounds"])
+                        for field in REPEATED_ROUND_FIELDS if a[field] != b[field]][:3]
+        rows.append({
+            "run": str(name.with_suffix("")), "kernel mode (published)": f"{again['kernel_mode']} ({first['kernel_mode']})",
+            "rounds": f"{len(again['rounds'])}",
+            "iterations": tables.format_count(sum(r["iterations"] for r in again["rounds"])),
+            "accuracy %": f"{again['summary']['accuracy']:.2f}",
+            "published accuracy %": f"{first['summary']['accuracy']:.2f}",
+            "commit": str(again["provenance"].get("git_commit"))[:10],
+            "blas": str(again["provenance"].get("blas", "not recorded")),
+            "same": "yes" if not differences else "no",
+            "first differences": ", ".join(differences),
+        })
+    return pd.DataFrame(rows)
+
+
 # ---------------------------------------------------------------- the documents
 
 
