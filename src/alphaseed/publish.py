@@ -213,12 +213,17 @@ def _section(title: str, paragraphs: list[str], table: pd.DataFrame, after: tupl
         _markdown(table), ""] + [line for paragraph in after for line in (paragraph, "")]
 
 
+def table1_baselines(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each dataset's LibSVM run at k = 10, else our cold start's (which repeats LibSVM's steps: full MNIST runs
+    it alone), indexed by dataset."""
+    baseline = runs[(runs["k"] == TABLE1_K) & runs["method"].isin(["libsvm", "cold"])]
+    return baseline.sort_values("method", key=lambda m: m != "libsvm").drop_duplicates("dataset").set_index(
+        "dataset")
+
+
 def identity_kernel_section(runs: pd.DataFrame, facts: dict[str, dict]) -> list[str]:
     """Why an accuracy equals the majority class: K close to I, every instance a support vector, one class predicted."""
-    # LibSVM's runs, else our cold start's (which repeats LibSVM's steps: full MNIST runs it alone)
-    baseline = runs[(runs["k"] == TABLE1_K) & runs["method"].isin(["libsvm", "cold"])]
-    table1 = baseline.sort_values("method", key=lambda m: m != "libsvm").drop_duplicates("dataset").set_index(
-        "dataset")
+    table1 = table1_baselines(runs)
     rows = []
     for dataset in tables._order(runs["dataset"], tables.DATASET_ORDER):
         fact = facts.get(dataset)
@@ -385,8 +390,7 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
     already optimal) and a cold training's; an estimate from one or two such rounds says how cheap
     a round can be, not how cheap the average one is.
     """
-    sv_share = runs[(runs["k"] == TABLE1_K) & (runs["method"].isin(["libsvm", "cold"]))].groupby("dataset")[
-        "sv_share"].first()
+    sv_share = table1_baselines(runs)["sv_share"]
     rows = []
     for run in summaries:
         if tables.k_key(run["k"]) != "loo" or not run["summary"]["estimated"]:
@@ -561,7 +565,7 @@ def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
         "",
         "## Wall time per experiment",
         "",
-        "Summed over the jobs of each table and dataset (1 thread per job, 2 jobs at a time).",
+        "Summed over the jobs of each table and dataset.",
         "",
         _markdown(per_experiment),
         "",
