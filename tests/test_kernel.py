@@ -1,5 +1,7 @@
 """Kernel modes: the same float32 values, hence the same solver runs, in every mode."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
@@ -14,6 +16,7 @@ from alphaseed.gaussian import (
     dense_rows,
     gram_matrix,
     kernel_block,
+    kernel_by_distance,
     kernel_cross_times,
     squared_norms,
 )
@@ -254,13 +257,38 @@ def test_compact_rows_only_where_they_cannot_change_a_value_and_pay():
     floats = binary * rng.random(binary.shape)
     dense_integers = sparse_integers(rng, (60, 40), 0.9, 255)
     wide_binary = sparse_integers(rng, (60, gaussian.BITSET_MAX_FEATURES + 1), 0.1, 1)
-    chosen = {name: form(compact_rows(X, blas_dots_are_exact(X))) for name, X in
+    chosen = {name: form(compact_rows(X, blas_dots_are_exact(X), 0.1)) for name, X in
               (("binary", binary), ("floats", floats), ("dense_integers", dense_integers),
                ("sparse_integers", binary * 7), ("wide_binary", wide_binary))}
     assert chosen == {"binary": "bits", "floats": "dense", "dense_integers": "dense",
                       "sparse_integers": "csr", "wide_binary": "csr"}
-    assert form(compact_rows(np.zeros((0, 3)), True)) == "dense"
-    assert form(compact_rows(binary, exact=False)) == "dense"
+    assert form(compact_rows(np.zeros((0, 3)), True, 0.1)) == "dense"
+    assert form(compact_rows(binary, exact=False, gamma=0.1)) == "dense"
+
+
+@pytest.mark.parametrize("d", [1, 64, 123, 300])   # a word's edge, Adult's and Webdata's widths
+def test_binary_kernel_by_distance_is_the_blas_route_bit_for_bit(monkeypatch, d):
+    """Binary data look each kernel value up by the rows' distance, in the Gram matrix as in
+    rows on demand; the Gram matrix by BLAS dot products and exp must be the same bit for bit.
+    Catches a table of float32 values, one indexed by the shared features (AND) instead of the
+    differing ones (XOR), a table one entry short of d (two rows differing everywhere), the
+    diagonal or a duplicate row not at 1, and the wrong gamma's table."""
+    monkeypatch.setattr(gaussian, "DOT_BLOCK_BYTES", 8 * 500 * 64)  # blocks of 64 rows
+    rng = np.random.default_rng(21)
+    X = sparse_integers(rng, (500, d), 0.4, 1)
+    X[1] = X[0]
+    X[2], X[3] = 0.0, 1.0
+    sq = squared_norms(X)
+    for gamma in (typical_gamma(X), 2.0**-9, 8.0):
+        compact = compact_rows(X, blas_dots_are_exact(X), gamma)
+        assert form(compact) == "bits"
+        by_distance = gram_matrix(X, sq, gamma, use_blas=True, compact=compact)
+        np.testing.assert_array_equal(by_distance, gram_matrix(X, sq, gamma, use_blas=True))
+        assert by_distance[2, 3] == np.float32(np.exp(-gamma * d)) and by_distance[0, 1] == 1.0
+        # the C library's exp, as LibSVM's and the dense loop's (NumPy's own exp differs in
+        # the last bit of some doubles)
+        np.testing.assert_array_equal(
+            kernel_by_distance(d, gamma), [math.exp(-gamma * float(k)) for k in range(d + 1)])
 
 
 def test_sparse_float_data_keep_identical_values_in_every_mode():
@@ -290,12 +318,12 @@ def test_compact_dot_products_equal_dense_ones_on_any_integer_data(seed, n, d, d
     X = sparse_integers(rng, (n, d), density, high)
     X[0] = 0.0
     X[-1] = rng.integers(1, high + 1, size=d)
+    gamma = typical_gamma(X)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(gaussian, "SPARSE_DENSITY", 1.0)
-        compact = compact_rows(X, blas_dots_are_exact(X))
+        compact = compact_rows(X, blas_dots_are_exact(X), gamma)
     assert form(compact) == ("bits" if np.isin(X, (0.0, 1.0)).all() else "csr")
     sq, every = squared_norms(X), np.arange(n)
-    gamma = typical_gamma(X)
     np.testing.assert_array_equal(kernel_block(X, sq, gamma, every, every, compact),
                                   kernel_block(X, sq, gamma, every, every, dense_rows()))
 

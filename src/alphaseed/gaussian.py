@@ -11,8 +11,9 @@ raw MNIST) give the same double in any summation order, so a GEMM there yields b
 values one dot product at a time would. Other data take the one-at-a-time path.
 
 Rows computed on demand (the row caches of kernel modes ``cache`` and ``shared``) take their
-dot products from a compact form of X where the data allow it exactly (``compact_rows``):
-binary features (Adult, Webdata) as bit sets, x_i.x_j the number of bits two rows share; other
+values from a compact form of X where the data allow it exactly (``compact_rows``): binary
+features (Adult, Webdata) as bit sets, where ||x_i - x_j||^2 is the number of bits in which two
+rows differ and K is looked up by that number (the Gram matrix of binary data too); other
 sparse data as CSR, x_i.x_j summed over the non-zeros of x_j only, as LibSVM does. Both skip the
 zero products and sum in another order than the dense loop, so they are used only where that
 cannot change a value: on the same exact (integer) data as BLAS.
@@ -38,10 +39,11 @@ _BLAS_THREADS = ThreadpoolController()
 # a trip count that varies by row. Measured break-even: 0.2 non-zeros at d = 123, 0.3 at 300
 # and 784; MNIST (0.19) falls below, Madelon (1.0) above.
 SPARSE_DENSITY = 0.25
-# Binary data of at most this many features take bit-set rows (see compact_rows): a dot product
-# is then d / 64 AND-and-popcount steps with a fixed trip count. A whole kernel value took 10.0 ns
-# on Adult (2 words) where its CSR walk over 13.9 non-zeros made it 23.6 ns, 22.0 against 57.0 ns
-# on Webdata (5 words; 8,000-row samples).
+# Binary data of at most this many features take bit-set rows (see compact_rows): a distance
+# is then d / 64 XOR-and-popcount steps with a fixed trip count, and K a table lookup. A whole
+# kernel value took 1.4 ns on Adult (2 words) and 1.5 ns on Webdata (5 words; 8,000-row
+# samples, one thread, an AMD EPYC), against 5.0 and 6.4 ns with a popcount of the shared bits
+# and exp, and (another machine) 2.4 and 2.6 times that again with a CSR walk.
 BITSET_MAX_FEATURES = 1024
 
 
@@ -83,32 +85,56 @@ def blas_dots_are_exact(*arrays: np.ndarray) -> bool:
     return largest < 2.0**53
 
 
-def compact_rows(X: np.ndarray, exact: bool) -> tuple:
-    """X's rows in the form its kernel rows are computed from: ``(indptr, indices, data, bits)``.
+def compact_rows(X: np.ndarray, exact: bool, gamma: float) -> tuple:
+    """X's rows in the form its kernel rows (for ``gamma``) are computed from:
+    ``(indptr, indices, data, bits, by_distance)``.
 
-    Binary data fill ``bits`` (row i's features as uint64 words), other sparse data the CSR
-    arrays (sorted indices), the rest nothing (the dense loop); the members not used are empty,
-    so every form has one array type and one compiled code. ``exact``
-    (``blas_dots_are_exact``) makes either compact dot product bit for bit the dense one.
+    Binary data fill ``bits`` (row i's features as uint64 words) and ``by_distance``
+    (``kernel_by_distance``), other sparse data the CSR arrays (sorted indices), the rest
+    nothing (the dense loop); the members not used are empty, so every form has one array type
+    and one compiled code. ``exact`` (``blas_dots_are_exact``) makes either compact form give
+    bit for bit the dense loop's values.
     """
-    indptr, indices, data, bits = dense_rows()
+    indptr, indices, data, bits, by_distance = dense_rows()
     if not (exact and X.size):
-        return indptr, indices, data, bits
-    if X.shape[1] <= BITSET_MAX_FEATURES and np.all((X == 0.0) | (X == 1.0)):
+        return indptr, indices, data, bits, by_distance
+    if takes_bit_sets(X):
         packed = np.zeros((X.shape[0], 8 * -(-X.shape[1] // 64)), dtype=np.uint8)
         packed[:, :-(-X.shape[1] // 8)] = np.packbits(X.astype(bool), axis=1, bitorder="little")
-        return indptr, indices, data, packed.view(np.uint64)
+        return (indptr, indices, data, packed.view(np.uint64),
+                kernel_by_distance(X.shape[1], float(gamma)))
     if np.count_nonzero(X) <= SPARSE_DENSITY * X.size:
         csr = sp.csr_matrix(X)
         csr.sort_indices()
         indptr, indices = csr.indptr.astype(np.int64), csr.indices.astype(np.int64)
         data = np.ascontiguousarray(csr.data, dtype=np.float64)
-    return indptr, indices, data, bits
+    return indptr, indices, data, bits, by_distance
+
+
+def takes_bit_sets(X: np.ndarray) -> bool:
+    """Whether ``compact_rows`` holds X as bit sets: binary features, not too many of them."""
+    return bool(X.size) and X.shape[1] <= BITSET_MAX_FEATURES and bool(np.all((X == 0.0) | (X == 1.0)))
 
 
 def dense_rows() -> tuple:
     """The ``compact_rows`` of data whose rows are computed dense."""
-    return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 0), np.uint64)
+    return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
+            np.zeros((0, 0), np.uint64), np.zeros(0))
+
+
+@njit(cache=True, nogil=True)
+def kernel_by_distance(features, gamma):
+    """K at each squared distance 0..features of two binary rows, by ``gaussian_from_dot``.
+
+    Between binary rows ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x.z is the number of features in
+    which they differ, an integer every one of those terms computes exactly; the kernel takes
+    at most d + 1 values, and looking them up gives each one bit for bit, without its exp
+    (which took most of a value's time on Adult and Webdata).
+    """
+    out = np.empty(features + 1)
+    for k in range(features + 1):
+        out[k] = gaussian_from_dot(float(k), 0.0, 0.0, gamma)
+    return out
 
 
 def blas_threads(work: float):
@@ -143,7 +169,7 @@ def row_dot(A, i, B, j):
 def sparse_row_dot(X, i, rows, j):
     """x_i.x_j over the non-zeros of x_j (CSR arrays of ``rows``), read against x_i's dense row:
     that row stays in the processor's cache while a kernel row is filled."""
-    indptr, indices, data, _ = rows
+    indptr, indices, data = rows[0], rows[1], rows[2]
     s = 0.0
     for t in range(indptr[j], indptr[j + 1]):
         s += data[t] * X[i, indices[t]]
@@ -163,12 +189,12 @@ def _popcount(typingctx, word):
 
 
 @njit(cache=True, nogil=True)
-def bit_row_dot(bits, i, j):
-    """x_i.x_j of binary rows: the features both have."""
-    shared = 0
+def bit_distance(bits, i, j):
+    """||x_i - x_j||^2 of binary rows: the features one has and the other not."""
+    differ = 0
     for w in range(bits.shape[1]):
-        shared += _popcount(bits[i, w] & bits[j, w])
-    return float(shared)
+        differ += _popcount(bits[i, w] ^ bits[j, w])
+    return differ
 
 
 @njit(cache=True, nogil=True)
@@ -184,21 +210,22 @@ def gaussian_from_dot(sq_a, sq_b, dot, gamma):
 # call, which cost twice the value itself (Adult rows took 3x the time of this loop).
 @njit(cache=True, nogil=True)
 def kernel_values(out, X, sqnorm, gamma, i, cols, rows):
-    """out[b] = K(x_i, x_cols[b]), computed in float64 and stored in out's dtype; the dot
-    products from the compact form ``rows`` (``compact_rows``) when it holds one."""
+    """out[b] = K(x_i, x_cols[b]), computed in float64 and stored in out's dtype; from the
+    compact form ``rows`` (``compact_rows``) when it holds one: binary rows look the value up
+    by their distance, sparse ones take their dot products over the non-zeros."""
     bitset = rows[3].shape[0] > 0
     sparse = rows[0].shape[0] > 0
+    if bitset:
+        by_distance = rows[4]
+        for b in range(cols.shape[0]):
+            out[b] = by_distance[bit_distance(rows[3], i, cols[b])]
+        return
     for b in range(cols.shape[0]):
         j = cols[b]
         if i == j:
             value = 1.0
         else:
-            if bitset:
-                dot = bit_row_dot(rows[3], i, j)
-            elif sparse:
-                dot = sparse_row_dot(X, i, rows, j)
-            else:
-                dot = row_dot(X, i, X, j)
+            dot = sparse_row_dot(X, i, rows, j) if sparse else row_dot(X, i, X, j)
             value = gaussian_from_dot(sqnorm[i], sqnorm[j], dot, gamma)
         out[b] = value
 
@@ -224,9 +251,9 @@ GRAM_TILE_COLS = 512
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, dense, every):
+def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, compact, every):
     """K[i0:i1, j] for j >= i, mirrored below the diagonal; ``dots[a, j - i0]`` holds
-    x_{i0+a}.x_j when ``have_dots``, else each dot is computed here."""
+    x_{i0+a}.x_j when ``have_dots``, else each value is computed here (from ``compact``)."""
     n = X.shape[0]
     for t in prange((n - i0 + GRAM_TILE_COLS - 1) // GRAM_TILE_COLS):
         j0 = i0 + t * GRAM_TILE_COLS
@@ -234,7 +261,7 @@ def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, dense, every):
         for i in range(i0, i1):
             lo = max(i, j0)
             if not have_dots:
-                kernel_values(K[i, lo:j1], X, sqnorm, gamma, i, every[lo:j1], dense)
+                kernel_values(K[i, lo:j1], X, sqnorm, gamma, i, every[lo:j1], compact)
             for j in range(lo, j1):
                 if have_dots:
                     K[i, j] = 1.0 if i == j else gaussian_from_dot(
@@ -242,13 +269,16 @@ def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, dense, every):
                 K[j, i] = K[i, j]
 
 
-def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | None = None):
+def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | None = None,
+                compact: tuple | None = None):
     """The full float32 kernel matrix in row blocks, each value computed once and mirrored.
 
-    With ``use_blas`` (see ``blas_dots_are_exact``) a block's dot products come from one
-    matrix product; ``dots`` (``dot_matrix``), when given, holds all of them already, for
-    several gammas over the same data. The values are the same every way. ``out``: an n x n
-    float32 array to fill (every value is written, whatever it held), else a new one.
+    Binary data whose ``compact`` rows (``compact_rows``) are bit sets look every value up by
+    distance. Otherwise, with ``use_blas`` (see ``blas_dots_are_exact``) a block's dot products
+    come from one matrix product; ``dots`` (``dot_matrix``), when given, holds all of them
+    already, for several gammas over the same data. The values are the same every way.
+    ``out``: an n x n float32 array to fill (every value is written, whatever it held), else a
+    new one.
     """
     n = X.shape[0]
     if out is not None and (out.shape != (n, n) or out.dtype != np.float32
@@ -258,15 +288,18 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
     K = np.empty((n, n), dtype=np.float32) if out is None else out
     block = max(1, min(n, DOT_BLOCK_BYTES // (8 * max(n, 1))))
     no_dots = np.empty((0, 0))
-    dense = dense_rows()
+    by_distance = compact is not None and compact[3].size > 0
+    rows = compact if by_distance else dense_rows()
     every = np.arange(n)
     for i0 in range(0, n, block):
         i1 = min(n, i0 + block)
-        if dots is not None:
+        if by_distance:
+            block_dots = no_dots
+        elif dots is not None:
             block_dots = np.ascontiguousarray(dots[i0:i1, i0:])
         else:
             block_dots = blas_dots(X[i0:i1], X[i0:]) if use_blas else no_dots
-        _gram_rows(K, X, sqnorm, gamma, i0, i1, block_dots, block_dots.size > 0, dense, every)
+        _gram_rows(K, X, sqnorm, gamma, i0, i1, block_dots, block_dots.size > 0, rows, every)
     return K
 
 

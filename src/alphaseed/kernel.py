@@ -37,6 +37,7 @@ from .gaussian import (  # noqa: F401  (re-exported: the kernel's public face)
     kernel_block,
     kernel_cross_times,
     squared_norms,
+    takes_bit_sets,
 )
 from .kernel_cache import compute_source, gram_source, shared_block, shared_source
 
@@ -95,12 +96,15 @@ def memory_mb(n: int, dim: int, mode: str, cache_mb: float = 100.0,
 def shared_dots(X, mode: str, memory_budget: int | None = None) -> np.ndarray | None:
     """X's dot products, computed once for the Gram matrices of several gammas (a grid search),
     or None where each kernel is better off computing its own: when it would not be a Gram
-    matrix, or the n x n float64 dot products beside one Gram matrix exceed the memory budget.
+    matrix, when X is binary (each value is then looked up by distance, faster than reading
+    its dot product), or the n x n float64 dot products beside one Gram matrix exceed the
+    memory budget.
     """
     X = dense_features(X)
     n = X.shape[0]
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    if resolve_mode(mode, n, budget) != "gram" or 8 * n * n + gram_bytes(n) + WORKING_BYTES > budget:
+    if (resolve_mode(mode, n, budget) != "gram" or 8 * n * n + gram_bytes(n) + WORKING_BYTES > budget
+            or takes_bit_sets(X)):
         return None
     return dot_matrix(X, blas_dots_are_exact(X))
 
@@ -146,7 +150,7 @@ class KernelMatrix:
         self.sqnorm = squared_norms(self.X)
         self.gamma = float(gamma)
         self.blas_dots = blas_dots_are_exact(self.X)
-        self.compact_rows = compact_rows(self.X, self.blas_dots)
+        self.compact_rows = compact_rows(self.X, self.blas_dots, self.gamma)
         budget = default_memory_budget() if memory_budget is None else int(memory_budget)
         self.mode = resolve_mode(mode, self.n, budget)
         start = time.perf_counter()
@@ -155,7 +159,7 @@ class KernelMatrix:
             if dots is not None and dots.shape != (self.n, self.n):
                 raise SolverInputError(f"dots must be {self.n} x {self.n}, got {dots.shape}")
             self.gram = gram_matrix(self.X, self.sqnorm, self.gamma, self.blas_dots, dots,
-                                    gram_buffer)
+                                    gram_buffer, self.compact_rows)
             self.source = gram_source(self.gram)
         elif self.mode == "shared":
             self.source = shared_source(self.n, max(0, budget - WORKING_BYTES), self.compact_rows)
