@@ -9,7 +9,9 @@ ratios the targets are stated in:
 
 - ``sir_over_cold_per_iter_*``: a seeded SIR iteration against a cold one (target <= 1.1);
 - ``cold_over_libsvm``: cold's time against LibSVM's (target <= 1.0);
-- ``cold_over_sir_time`` against ``cold_over_sir_iters`` (target: ``time_vs_iters`` >= 0.9).
+- ``cold_over_sir_time`` against ``cold_over_sir_iters`` (target: ``time_vs_iters`` >= 0.9);
+- ``sir_over_cold_values_per_iter``: kernel values computed per iteration (the carry's
+  included), SIR's seeded rounds against cold's rounds: where a seeded iteration's cost goes.
 
 Per-round counters the run record carries (kernel rows computed, cache hits, ...) are summed
 over cold's rounds and over SIR's seeded rounds (columns ``cold_<name>``, ``sir_<name>``).
@@ -92,6 +94,7 @@ def run_one(case: str, method: str, max_rounds: int | None, cache: float) -> dic
         "seconds": result.seconds,
         "kernel_seconds": result.seconds_kernel,
         "iterations": result.iterations,
+        "timed_iterations": iterations,
         "rounds_run": result.rounds_run,
         "round_seconds": [r.seconds.total for r in result.rounds],
         "s_per_iter_train": sum(r.seconds.gradient_init + r.seconds.train for r in timed)
@@ -132,6 +135,17 @@ def measure_samples(cases: list[str], repeats: int, as_full: bool) -> pd.DataFra
     for basis in ("train", "round"):
         table[f"sir_over_cold_per_iter_{basis}"] = (table[f"sir_s_per_iter_{basis}"]
                                                     / table[f"cold_s_per_iter_{basis}"])
+    # Kernel values are the currency: a seeded round computes about as many rows as a cold one
+    # (each row it touches, and the carry's), over fewer iterations.
+    for method in ("cold", "sir"):
+        table[f"{method}_rows_per_iter"] = (table[f"{method}_kernel_rows_computed"]
+                                            / table[f"{method}_timed_iterations"])
+        table[f"{method}_values_per_iter"] = (
+            (table[f"{method}_kernel_values_computed"]
+             + table[f"{method}_kernel_carry_values_outside"])
+            / table[f"{method}_timed_iterations"])
+    table["sir_over_cold_values_per_iter"] = (table["sir_values_per_iter"]
+                                              / table["cold_values_per_iter"])
     table["cold_over_libsvm"] = table["cold_seconds"] / table["libsvm_seconds"]
     table["cold_over_sir_time"] = table["cold_seconds"] / table["sir_seconds"]
     table["cold_over_sir_iters"] = table["cold_iterations"] / table["sir_iterations"]
