@@ -272,7 +272,8 @@ def test_binary_kernel_by_distance_is_the_blas_route_bit_for_bit(monkeypatch, d)
     rows on demand; the Gram matrix by BLAS dot products and exp must be the same bit for bit.
     Catches a table of float32 values, one indexed by the shared features (AND) instead of the
     differing ones (XOR), a table one entry short of d (two rows differing everywhere), the
-    diagonal or a duplicate row not at 1, and the wrong gamma's table."""
+    diagonal or a duplicate row not at 1, the wrong gamma's table, and prediction looking up
+    float32 values or another instance's bits."""
     monkeypatch.setattr(gaussian, "DOT_BLOCK_BYTES", 8 * 500 * 64)  # blocks of 64 rows
     rng = np.random.default_rng(21)
     X = sparse_integers(rng, (500, d), 0.4, 1)
@@ -285,6 +286,12 @@ def test_binary_kernel_by_distance_is_the_blas_route_bit_for_bit(monkeypatch, d)
         by_distance = gram_matrix(X, sq, gamma, use_blas=True, compact=compact)
         np.testing.assert_array_equal(by_distance, gram_matrix(X, sq, gamma, use_blas=True))
         assert by_distance[2, 3] == np.float32(np.exp(-gamma * d)) and by_distance[0, 1] == 1.0
+        # prediction's double-precision values, looked up the same way
+        weights = rng.normal(size=450)
+        np.testing.assert_array_equal(
+            KernelMatrix(X, gamma, mode="cache").times_float64(np.arange(50), np.arange(50, 500),
+                                                               weights),
+            kernel_cross_times(X[:50], sq[:50], X[50:], sq[50:], gamma, weights, use_blas=True))
         # the C library's exp, as LibSVM's and the dense loop's (NumPy's own exp differs in
         # the last bit of some doubles)
         np.testing.assert_array_equal(

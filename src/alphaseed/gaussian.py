@@ -189,11 +189,11 @@ def _popcount(typingctx, word):
 
 
 @njit(cache=True, nogil=True)
-def bit_distance(bits, i, j):
-    """||x_i - x_j||^2 of binary rows: the features one has and the other not."""
+def bit_distance(bits_a, i, bits_b, j):
+    """||a_i - b_j||^2 of binary rows: the features one has and the other not."""
     differ = 0
-    for w in range(bits.shape[1]):
-        differ += _popcount(bits[i, w] ^ bits[j, w])
+    for w in range(bits_a.shape[1]):
+        differ += _popcount(bits_a[i, w] ^ bits_b[j, w])
     return differ
 
 
@@ -218,7 +218,7 @@ def kernel_values(out, X, sqnorm, gamma, i, cols, rows):
     if bitset:
         by_distance = rows[4]
         for b in range(cols.shape[0]):
-            out[b] = by_distance[bit_distance(rows[3], i, cols[b])]
+            out[b] = by_distance[bit_distance(rows[3], i, rows[3], cols[b])]
         return
     for b in range(cols.shape[0]):
         j = cols[b]
@@ -333,21 +333,34 @@ def _cross_rows(out, Xa, sqa, Xb, sqb, gamma, have_dots):
             out[i, j] = gaussian_from_dot(sqa[i], sqb[j], dot, gamma)
 
 
-def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool) -> np.ndarray:
+@njit(cache=True, nogil=True, parallel=True)
+def _cross_by_distance(out, bits_a, bits_b, by_distance):
+    """out[i, j] = K(a_i, b_j) of binary rows, looked up by distance (``kernel_by_distance``)."""
+    for i in prange(bits_a.shape[0]):
+        for j in range(bits_b.shape[0]):
+            out[i, j] = by_distance[bit_distance(bits_a, i, bits_b, j)]
+
+
+def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool,
+                       binary: tuple | None = None) -> np.ndarray:
     """K(Xa, Xb) @ weights with K in float64, in row slabs of bounded memory (prediction).
 
     Prediction keeps double precision, as LibSVM's svm_predict does: with K close to 1
-    everywhere, float32 values would collapse every decision value onto -rho.
+    everywhere, float32 values would collapse every decision value onto -rho. ``binary``
+    (bit sets of Xa and Xb, and ``kernel_by_distance``) looks the values up instead: the same
+    doubles, so the same sums.
     """
     out = np.zeros((Xa.shape[0],) + weights.shape[1:])
     slab = max(1, DOT_BLOCK_BYTES // (8 * max(Xb.shape[0], 1)))
     for start in range(0, Xa.shape[0], slab):
         rows = slice(start, start + slab)
-        if use_blas:
-            K = blas_dots(Xa[rows], Xb)
+        if binary is not None:
+            bits_a, bits_b, by_distance = binary
+            K = np.empty((bits_a[rows].shape[0], Xb.shape[0]))
+            _cross_by_distance(K, bits_a[rows], bits_b, by_distance)
         else:
-            K = np.empty((Xa[rows].shape[0], Xb.shape[0]))
-        _cross_rows(K, Xa[rows], sqa[rows], Xb, sqb, gamma, use_blas)
+            K = blas_dots(Xa[rows], Xb) if use_blas else np.empty((Xa[rows].shape[0], Xb.shape[0]))
+            _cross_rows(K, Xa[rows], sqa[rows], Xb, sqb, gamma, use_blas)
         out[rows] = K @ weights
     return out
 
