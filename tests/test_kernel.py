@@ -219,15 +219,18 @@ def typical_gamma(X):
 
 def form(compact) -> str:
     """Which of its forms ``compact_rows`` chose."""
-    return "bits" if compact[3].size else "csr" if compact[0].size else "dense"
+    return ("bits" if compact[3].size else "small" if compact[5].size else "csr" if compact[0].size
+            else "dense")
 
 
-@pytest.mark.parametrize("high, density, chosen", [(1, 0.11, "bits"), (255, 0.19, "csr")])  # Adult, MNIST
+@pytest.mark.parametrize("high, density, chosen", [(1, 0.11, "bits"), (255, 0.19, "small"),  # Adult, MNIST
+                                                   (70000, 0.19, "csr")])
 def test_compact_rows_are_the_dense_rows_bit_for_bit(high, density, chosen):
-    """Rows on demand take their dot products from bit sets (binary data) or CSR (other sparse
-    integer data); the Gram matrix (BLAS) and the dense loop must give the same float32 values.
-    Catches a sparse walk that drops, repeats or misplaces a non-zero, a bit set packed in
-    another order than it is read, a word past the last feature left with garbage, reading the
+    """Rows on demand take their values from bit sets (binary data), int16 rows (other integers
+    within int16) or CSR (other sparse integer data); the Gram matrix (BLAS) and the dense loop
+    must give the same float32 values. Catches a sparse walk that drops, repeats or misplaces a
+    non-zero, a bit set packed in another order than it is read, a word past the last feature
+    left with garbage, int16 values wrapped or summed in a type that overflows, reading the
     wrong instance's row, or a rule that let a summation order change a value; the MNIST-like
     rows are long enough for the parallel loop."""
     rng = np.random.default_rng(11)
@@ -251,17 +254,24 @@ def test_compact_rows_are_the_dense_rows_bit_for_bit(high, density, chosen):
 def test_compact_rows_only_where_they_cannot_change_a_value_and_pay():
     """Float features would sum in another order sparse than dense (last bits differ), and
     dense rows are faster than sparse ones; either must keep the dense path. Binary data take
-    bit sets up to BITSET_MAX_FEATURES, sparse CSR beyond."""
+    bit sets up to BITSET_MAX_FEATURES; other integers within int16 (binary ones beyond that
+    width included) int16 rows, dense or sparse; larger sparse integers CSR."""
     rng = np.random.default_rng(12)
     binary = sparse_integers(rng, (60, 40), 0.1, 1)
     floats = binary * rng.random(binary.shape)
     dense_integers = sparse_integers(rng, (60, 40), 0.9, 255)
     wide_binary = sparse_integers(rng, (60, gaussian.BITSET_MAX_FEATURES + 1), 0.1, 1)
+    beyond_int16 = gaussian.SMALL_INT_MAX + 1
     chosen = {name: form(compact_rows(X, blas_dots_are_exact(X), 0.1)) for name, X in
               (("binary", binary), ("floats", floats), ("dense_integers", dense_integers),
-               ("sparse_integers", binary * 7), ("wide_binary", wide_binary))}
-    assert chosen == {"binary": "bits", "floats": "dense", "dense_integers": "dense",
-                      "sparse_integers": "csr", "wide_binary": "csr"}
+               ("sparse_integers", binary * 7), ("wide_binary", wide_binary),
+               ("sparse_large_integers", binary * beyond_int16),
+               ("dense_large_integers", dense_integers * beyond_int16),
+               ("negative_integers", -dense_integers))}
+    assert chosen == {"binary": "bits", "floats": "dense", "dense_integers": "small",
+                      "sparse_integers": "small", "wide_binary": "small",
+                      "sparse_large_integers": "csr", "dense_large_integers": "dense",
+                      "negative_integers": "small"}
     assert form(compact_rows(np.zeros((0, 3)), True, 0.1)) == "dense"
     assert form(compact_rows(binary, exact=False, gamma=0.1)) == "dense"
 
@@ -312,15 +322,17 @@ def test_sparse_float_data_keep_identical_values_in_every_mode():
 
 
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), d=st.integers(1, 150),
-       density=st.floats(0.0, 1.0), high=st.sampled_from([1, 255]))
+       density=st.floats(0.0, 1.0), high=st.sampled_from([1, 255, 32767, 70000]))
 @settings(max_examples=100, deadline=None)
 @example(seed=0, n=3, d=1, density=0.5, high=255)
 @example(seed=1, n=5, d=64, density=0.5, high=1)
 @example(seed=2, n=5, d=65, density=0.5, high=1)
+@example(seed=3, n=4, d=150, density=1.0, high=32767)  # sums far beyond int32
 def test_compact_dot_products_equal_dense_ones_on_any_integer_data(seed, n, d, density, high):
     """Any shape and share of non-zeros, an empty row and a row with every feature among them,
     d across word boundaries: catches a walk off a row's end or a start at the wrong offset
-    (empty and full rows, d = 1), a last bit-set word read past the features."""
+    (empty and full rows, d = 1), a last bit-set word read past the features, int16 products
+    summed in int32 (full rows of 32767: 150 x 32767^2 overflows it)."""
     rng = np.random.default_rng(seed)
     X = sparse_integers(rng, (n, d), density, high)
     X[0] = 0.0
@@ -329,7 +341,8 @@ def test_compact_dot_products_equal_dense_ones_on_any_integer_data(seed, n, d, d
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(gaussian, "SPARSE_DENSITY", 1.0)
         compact = compact_rows(X, blas_dots_are_exact(X), gamma)
-    assert form(compact) == ("bits" if np.isin(X, (0.0, 1.0)).all() else "csr")
+    assert form(compact) == ("bits" if np.isin(X, (0.0, 1.0)).all()
+                             else "small" if X.max() <= gaussian.SMALL_INT_MAX else "csr")
     sq, every = squared_norms(X), np.arange(n)
     np.testing.assert_array_equal(kernel_block(X, sq, gamma, every, every, compact),
                                   kernel_block(X, sq, gamma, every, every, dense_rows()))

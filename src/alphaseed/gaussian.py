@@ -14,9 +14,10 @@ Rows computed on demand (the row caches of kernel modes ``cache`` and ``shared``
 values from a compact form of X where the data allow it exactly (``compact_rows``): binary
 features (Adult, Webdata) as bit sets, where ||x_i - x_j||^2 is the number of bits in which two
 rows differ and K is looked up by that number (the Gram matrix of binary data too); other
-sparse data as CSR, x_i.x_j summed over the non-zeros of x_j only, as LibSVM does. Both skip the
-zero products and sum in another order than the dense loop, so they are used only where that
-cannot change a value: on the same exact (integer) data as BLAS.
+integers within int16 (raw MNIST, Madelon) as int16 rows, x_i.x_j summed in int64; other sparse
+data as CSR, x_i.x_j summed over the non-zeros of x_j only, as LibSVM does. They skip zero
+products or sum in another order than the dense loop, so they are used only where that cannot
+change a value: on the same exact (integer) data as BLAS.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ DOT_BLOCK_BYTES = 128 << 20
 # Matrix products with fewer multiply-adds run BLAS on one thread (see blas_dots).
 PARALLEL_BLAS_WORK = 1 << 27
 _BLAS_THREADS = ThreadpoolController()
-# Exact data with at most this share of non-zero features take sparse rows (see compact_rows).
-# A sparse product costs 3-4 dense (vectorised) multiply-adds per non-zero: an indirect load,
-# a trip count that varies by row. Measured break-even: 0.2 non-zeros at d = 123, 0.3 at 300
-# and 784; MNIST (0.19) falls below, Madelon (1.0) above.
+# Exact data beyond int16 (see SMALL_INT_MAX) with at most this share of non-zero features take
+# sparse rows (see compact_rows). A sparse product costs 3-4 dense (vectorised float64)
+# multiply-adds per non-zero: an indirect load, a trip count that varies by row. Measured
+# break-even: 0.2 non-zeros at d = 123, 0.3 at 300 and 784.
 SPARSE_DENSITY = 0.25
 # Binary data of at most this many features take bit-set rows (see compact_rows): a distance
 # is then d / 64 XOR-and-popcount steps with a fixed trip count, and K a table lookup. A whole
@@ -45,6 +46,11 @@ SPARSE_DENSITY = 0.25
 # samples, one thread, an AMD EPYC), against 5.0 and 6.4 ns with a popcount of the shared bits
 # and exp, and (another machine) 2.4 and 2.6 times that again with a CSR walk.
 BITSET_MAX_FEATURES = 1024
+# Other integer data within int16 (raw MNIST's pixels, Madelon's 0-999) take int16 rows, their
+# dot products summed in int64: a quarter of float64's bytes to stream, and integer SIMD. A dot
+# product of two 780-feature rows (MNIST-like, 19 % non-zero) took 30 ns so against 58 ns
+# converting each product to float64; MNIST's CSR walk took 178 ns a kernel value.
+SMALL_INT_MAX = 32767
 
 
 def dense_features(X) -> np.ndarray:
@@ -87,28 +93,30 @@ def blas_dots_are_exact(*arrays: np.ndarray) -> bool:
 
 def compact_rows(X: np.ndarray, exact: bool, gamma: float) -> tuple:
     """X's rows in the form its kernel rows (for ``gamma``) are computed from:
-    ``(indptr, indices, data, bits, by_distance)``.
+    ``(indptr, indices, data, bits, by_distance, small)``.
 
     Binary data fill ``bits`` (row i's features as uint64 words) and ``by_distance``
-    (``kernel_by_distance``), other sparse data the CSR arrays (sorted indices), the rest
-    nothing (the dense loop); the members not used are empty, so every form has one array type
-    and one compiled code. ``exact`` (``blas_dots_are_exact``) makes either compact form give
-    bit for bit the dense loop's values.
+    (``kernel_by_distance``), other integers within int16 fill ``small`` (X as int16), other
+    sparse data the CSR arrays (sorted indices), the rest nothing (the dense loop); the members
+    not used are empty, so every form has one array type and one compiled code. ``exact``
+    (``blas_dots_are_exact``) makes every compact form give bit for bit the dense loop's values.
     """
-    indptr, indices, data, bits, by_distance = dense_rows()
+    indptr, indices, data, bits, by_distance, small = dense_rows()
     if not (exact and X.size):
-        return indptr, indices, data, bits, by_distance
+        return indptr, indices, data, bits, by_distance, small
     if takes_bit_sets(X):
         packed = np.zeros((X.shape[0], 8 * -(-X.shape[1] // 64)), dtype=np.uint8)
         packed[:, :-(-X.shape[1] // 8)] = np.packbits(X.astype(bool), axis=1, bitorder="little")
         return (indptr, indices, data, packed.view(np.uint64),
-                kernel_by_distance(X.shape[1], float(gamma)))
+                kernel_by_distance(X.shape[1], float(gamma)), small)
+    if np.abs(X).max() <= SMALL_INT_MAX:
+        return indptr, indices, data, bits, by_distance, X.astype(np.int16)
     if np.count_nonzero(X) <= SPARSE_DENSITY * X.size:
         csr = sp.csr_matrix(X)
         csr.sort_indices()
         indptr, indices = csr.indptr.astype(np.int64), csr.indices.astype(np.int64)
         data = np.ascontiguousarray(csr.data, dtype=np.float64)
-    return indptr, indices, data, bits, by_distance
+    return indptr, indices, data, bits, by_distance, small
 
 
 def takes_bit_sets(X: np.ndarray) -> bool:
@@ -119,7 +127,7 @@ def takes_bit_sets(X: np.ndarray) -> bool:
 def dense_rows() -> tuple:
     """The ``compact_rows`` of data whose rows are computed dense."""
     return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
-            np.zeros((0, 0), np.uint64), np.zeros(0))
+            np.zeros((0, 0), np.uint64), np.zeros(0), np.zeros((0, 0), np.int16))
 
 
 @njit(cache=True, nogil=True)
@@ -163,6 +171,16 @@ def row_dot(A, i, B, j):
     for f in range(A.shape[1]):
         s += A[i, f] * B[j, f]
     return s
+
+
+@njit(cache=True, nogil=True)
+def small_row_dot(small, i, j):
+    """x_i.x_j of int16 rows, summed in int64: exact, and below 2**53 where
+    ``blas_dots_are_exact``, so its double is the dense loop's."""
+    s = 0
+    for f in range(small.shape[1]):
+        s += small[i, f] * small[j, f]
+    return float(s)
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -214,6 +232,7 @@ def kernel_values(out, X, sqnorm, gamma, i, cols, rows):
     compact form ``rows`` (``compact_rows``) when it holds one: binary rows look the value up
     by their distance, sparse ones take their dot products over the non-zeros."""
     bitset = rows[3].shape[0] > 0
+    small = rows[5].shape[0] > 0
     sparse = rows[0].shape[0] > 0
     if bitset:
         by_distance = rows[4]
@@ -225,7 +244,12 @@ def kernel_values(out, X, sqnorm, gamma, i, cols, rows):
         if i == j:
             value = 1.0
         else:
-            dot = sparse_row_dot(X, i, rows, j) if sparse else row_dot(X, i, X, j)
+            if small:
+                dot = small_row_dot(rows[5], i, j)
+            elif sparse:
+                dot = sparse_row_dot(X, i, rows, j)
+            else:
+                dot = row_dot(X, i, X, j)
             value = gaussian_from_dot(sqnorm[i], sqnorm[j], dot, gamma)
         out[b] = value
 

@@ -235,7 +235,7 @@ class KernelMatrix:
         """K[rows][:, cols] @ weights with K in double precision, as LibSVM predicts."""
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
-        bits, by_distance = self.compact_rows[3:]
+        bits, by_distance = self.compact_rows[3:5]
         binary = (bits[rows], bits[cols], by_distance) if bits.size else None
         return kernel_cross_times(self.X[rows], self.sqnorm[rows], self.X[cols], self.sqnorm[cols],
                                   self.gamma, np.asarray(weights, dtype=np.float64),

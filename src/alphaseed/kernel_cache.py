@@ -178,6 +178,8 @@ def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
     # Multiply-adds per value: a row's words or non-zeros (on average) in a compact form.
     if compact[3].shape[0]:
         per_value = compact[3].shape[1]
+    elif compact[5].shape[0]:
+        per_value = compact[5].shape[1] // 4
     elif compact[0].shape[0]:
         per_value = compact[2].shape[0] // max(X.shape[0], 1) + 1
     else:
