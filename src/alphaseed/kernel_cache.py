@@ -175,11 +175,10 @@ def _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
 
 @njit(cache=True, nogil=True)
 def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
-    # Multiply-adds per value: a row's words or non-zeros (on average) in a compact form.
+    # Multiply-adds per value: a row's words or non-zeros (on average) in a compact form, else
+    # its features (dense, or int16 rows at about the same cost).
     if compact[3].shape[0]:
         per_value = compact[3].shape[1]
-    elif compact[5].shape[0]:
-        per_value = compact[5].shape[1] // 4
     elif compact[0].shape[0]:
         per_value = compact[2].shape[0] // max(X.shape[0], 1) + 1
     else:
