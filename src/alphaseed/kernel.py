@@ -87,7 +87,8 @@ def memory_mb(n: int, dim: int, mode: str, cache_mb: float = 100.0,
     """Peak memory (MB) of a cross-validation job, for a scheduler's resource request."""
     budget = default_memory_budget() if memory_budget is None else memory_budget
     resolved = resolve_mode(mode, n, budget)
-    # The dense copy, the sparse input it came from and the sparse rows (<= 25 % non-zero).
+    # The dense copy, the sparse input it came from and the compact rows (sparse ones at most
+    # 25 % non-zero, or int16: a quarter of the dense copy).
     features = 8 * n * dim * 2
     kernel = {"cache": 0, "gram": gram_bytes(n), "shared": min(gram_bytes(n), budget)}[resolved]
     return int((features + kernel + WORKING_BYTES) / 2**20 + cache_mb)
