@@ -230,7 +230,8 @@ def gaussian_from_dot(sq_a, sq_b, dot, gamma):
 def kernel_values(out, X, sqnorm, gamma, i, cols, rows):
     """out[b] = K(x_i, x_cols[b]), computed in float64 and stored in out's dtype; from the
     compact form ``rows`` (``compact_rows``) when it holds one: binary rows look the value up
-    by their distance, sparse ones take their dot products over the non-zeros."""
+    by their distance, int16 rows sum their dot products in int64, sparse ones take them over
+    the non-zeros."""
     bitset = rows[3].shape[0] > 0
     small = rows[5].shape[0] > 0
     sparse = rows[0].shape[0] > 0
