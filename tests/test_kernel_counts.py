@@ -136,6 +136,24 @@ def test_the_carry_over_is_counted_once_and_its_rows_serve_smo():
     assert result.iterations == scratch.iterations
 
 
+def test_the_carry_reads_each_row_once_when_the_cache_cannot_keep_it():
+    """With room for two rows only (LibSVM's floor), as at a full data set's cache pressure, a
+    new instance with alpha > 0, whose row serves both the column sums and its own gradient,
+    is still computed once. Would catch the carry requesting that row twice (it did: the
+    second request found it evicted and recomputed it), and a carried gradient that depends
+    on the cache's size."""
+    km, y, before, prev, after, alpha = seeded_pair()
+    assert np.count_nonzero(alpha[70:] > 0) > 0
+    small = solve(km, y, after, C=1.0, alpha0=alpha, previous=(before, prev), shrinking=False,
+                  cache_mb=1e-9, max_iter=0)
+    large = solve(km, y, after, C=1.0, alpha0=alpha, previous=(before, prev), shrinking=False,
+                  max_iter=0)
+    assert small.kernel.carried
+    assert small.kernel.init_values == large.kernel.init_values == 10 * after.size
+    assert np.array_equal(small.gradient, large.gradient)
+    assert np.array_equal(small.gradient_bar, large.gradient_bar)
+
+
 def test_each_round_records_its_kernel_counts():
     """A run record carries each round's counts (null for LibSVM), and a record written before
     they were counted still validates. Would catch the counts lost on the way to the record."""

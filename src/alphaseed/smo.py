@@ -894,67 +894,75 @@ def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C:
     left_block = kernel.block(left, next_index[carried])
     delta = np.column_stack([y[changed] * (alpha_after - alpha_before)[changed],
                              y[changed] * at_C_change[changed]])
-    moved = _column_sums(*rows_apart(rows), sources, left_block, delta, keys[carried])
+    sv = next_index[support]
+    weights = np.column_stack([y[sv] * alpha_after[sv], y[sv] * C * (alpha_after[sv] >= C)])
+    moved, total = _carry_sums(*rows_apart(rows), sources, left_block, delta, keys[carried],
+                               keys[fresh], keys[support], weights)
     moved *= y[next_index[carried], None]
     kept = keys[carried]
     G[kept] = prev.gradient[position_before[next_index[carried]]] + moved[:, 0]
     G_bar[kept] = prev.gradient_bar[position_before[next_index[carried]]] + moved[:, 1]
-    sv = next_index[support]
-    weights = np.column_stack([y[sv] * alpha_after[sv], y[sv] * C * (alpha_after[sv] >= C)])
-    total = _row_sums(*rows_apart(rows), keys[fresh], keys[support], weights)
     total *= y[next_index[fresh], None]
     G[keys[fresh]] = total[:, 0] - 1.0
     G_bar[keys[fresh]] = total[:, 1]
     return G, G_bar, left_block.size
 
 
-# The two sums below add K[t, s] * weight_s over the sources s in their given order, in float64
-# from the float32 values, whichever way a value is read: a carried gradient is then the same
-# in every kernel mode. A cached row holds Q_ts = y_t y_s K_ts, so multiplying by y_t y_s
-# recovers K_ts exactly.
+# The carry's two sums add K[t, s] * weight_s over the sources s in their given order, in
+# float64 from the float32 values, whichever way a value is read: a carried gradient is then
+# the same in every kernel mode. A cached row holds Q_ts = y_t y_s K_ts, so multiplying by
+# y_t y_s recovers K_ts exactly.
 
 
 @njit(cache=True, nogil=True)
-def _column_sums(rows_rest, cache_rows, shared_rows, sources, left_block, weights, targets):
-    """sum_b K[targets[a], s_b] * weights[b] for every a, with K's symmetry: the column of a
-    source key s_b >= 0 is its full row of Q from the cache, else row -1 - s_b of
-    ``left_block`` (K of a source outside the cache against every target)."""
-    rows = _rows_together(rows_rest, cache_rows, shared_rows)
-    y = rows.y
-    l = y.shape[0]
-    out = np.zeros((targets.shape[0], weights.shape[1]))
-    column = np.empty(targets.shape[0])
+def _add_row_sum(total, a, q, y, t, sources, weights):
+    """total[a] += sum_b K[t, sources[b]] * weights[b], from t's row q of Q."""
     for b in range(sources.shape[0]):
-        s = sources[b]
-        if s >= 0:
-            q = _row(rows, s, l)
-            for a in range(targets.shape[0]):
-                column[a] = np.float64(q[targets[a]]) * (y[s] * y[targets[a]])
-        else:
-            for a in range(targets.shape[0]):
-                column[a] = np.float64(left_block[-1 - s, a])
-        for a in range(targets.shape[0]):
-            for m in range(weights.shape[1]):
-                out[a, m] += column[a] * weights[b, m]
-    return out
+        k = np.float64(q[sources[b]]) * (y[t] * y[sources[b]])
+        for m in range(weights.shape[1]):
+            total[a, m] += k * weights[b, m]
 
 
 @njit(cache=True, nogil=True)
-def _row_sums(rows_rest, cache_rows, shared_rows, targets, sources, weights):
-    """sum_b K[targets[a], sources[b]] * weights[b] for every a, each target's full row of Q
-    read through the cache."""
+def _carry_sums(rows_rest, cache_rows, shared_rows, changed, left_block, deltas, carried,
+                fresh, support, weights):
+    """(moved, total), each full row of Q read once through the cache:
+
+    moved[a] = sum_b K[carried[a], changed_b] * deltas[b], with K's symmetry: the column of a
+    changed key c >= 0 is its row of Q, else row -1 - c of ``left_block`` (K of an instance
+    that left against every carried one); total[a] = sum_b K[fresh[a], support[b]] *
+    weights[b], from fresh[a]'s row. A new instance with alpha > 0 is both changed and fresh:
+    reading its row once matters when the cache is too small to keep it between the two uses
+    (at a full data set's cache pressure it was computed twice).
+    """
     rows = _rows_together(rows_rest, cache_rows, shared_rows)
     y = rows.y
     l = y.shape[0]
-    out = np.zeros((targets.shape[0], weights.shape[1]))
-    for a in range(targets.shape[0]):
-        t = targets[a]
-        q = _row(rows, t, l)
-        for b in range(sources.shape[0]):
-            k = np.float64(q[sources[b]]) * (y[t] * y[sources[b]])
-            for m in range(weights.shape[1]):
-                out[a, m] += k * weights[b, m]
-    return out
+    fresh_slot = np.full(l, -1, dtype=np.int64)
+    fresh_slot[fresh] = np.arange(fresh.shape[0])
+    summed = np.zeros(fresh.shape[0], dtype=np.bool_)
+    moved = np.zeros((carried.shape[0], deltas.shape[1]))
+    total = np.zeros((fresh.shape[0], weights.shape[1]))
+    column = np.empty(carried.shape[0])
+    for b in range(changed.shape[0]):
+        c = changed[b]
+        if c >= 0:
+            q = _row(rows, c, l)
+            for a in range(carried.shape[0]):
+                column[a] = np.float64(q[carried[a]]) * (y[c] * y[carried[a]])
+            if fresh_slot[c] >= 0:
+                _add_row_sum(total, fresh_slot[c], q, y, c, support, weights)
+                summed[fresh_slot[c]] = True
+        else:
+            for a in range(carried.shape[0]):
+                column[a] = np.float64(left_block[-1 - c, a])
+        for a in range(carried.shape[0]):
+            for m in range(deltas.shape[1]):
+                moved[a, m] += column[a] * deltas[b, m]
+    for a in range(fresh.shape[0]):
+        if not summed[a]:
+            _add_row_sum(total, a, _row(rows, fresh[a], l), y, fresh[a], support, weights)
+    return moved, total
 
 
 def support_coefficients(y, train_index, alpha) -> tuple[np.ndarray, np.ndarray]:
