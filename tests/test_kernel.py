@@ -44,12 +44,18 @@ def test_values_are_the_gaussian_kernel(problem, mode):
                                rtol=1e-6, atol=1e-7)
 
 
-def test_every_mode_stores_identical_values_and_gives_identical_runs(problem):
+@pytest.mark.parametrize("binary", [False, True])
+def test_every_mode_stores_identical_values_and_gives_identical_runs(problem, binary):
+    """Binary data (bit sets) are computed in the solver's position order in ``cache`` mode:
+    would catch those rows left unswapped when shrinking swaps positions, or swapped wrongly."""
     X, y = problem
+    gamma = 1e-4
+    if binary:
+        X, gamma = (np.random.default_rng(1).random((400, 123)) < 0.11).astype(float), 0.05
     runs, blocks = {}, {}
     train = np.random.default_rng(0).permutation(400)[:300]
     for mode in MODES:
-        km = KernelMatrix(X, 1e-4, mode=mode, memory_budget=1 << 30)
+        km = KernelMatrix(X, gamma, mode=mode, memory_budget=1 << 30)
         blocks[mode] = km.block(train[:50], train)
         runs[mode] = solve(km, y, train, C=10.0, cache_mb=0.05)  # a cache far too small
     for mode in MODES[1:]:

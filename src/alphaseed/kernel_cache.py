@@ -97,6 +97,36 @@ def compute_source(compact):
             np.empty(0), compact)
 
 
+def in_position_order(source, gidx: np.ndarray):
+    """``source`` for a solver over the instances ``gidx``, with bit-set rows copied into the
+    solver's position order where the source computes from them; otherwise ``source`` itself.
+
+    A computed row then reads its bit sets in order instead of gathering them through gidx,
+    which shrinking scatters: on full Adult a row of 29,000 values took 11 us in order and
+    31 us gathered. The copy's fourth member, the identity, is what ``get_q`` indexes it by,
+    and the solver swaps its rows as it swaps positions (LibSVM's ``Kernel::swap_index`` swaps
+    its rows' pointers for the same reason).
+    """
+    compact = source[5]
+    if source[0] != COMPUTE or compact[3].shape[0] == 0:
+        return source
+    bits = np.ascontiguousarray(compact[3][gidx])
+    return source[:3] + (np.arange(gidx.size, dtype=np.int64), source[4],
+                         compact[:3] + (bits,) + compact[4:])
+
+
+@njit(cache=True, nogil=True)
+def source_swap(source, i, j):
+    """Positions i and j exchanged in a source ``in_position_order``; nothing for another."""
+    bits = source[5][3]
+    if source[0] != COMPUTE or source[3].shape[0] == 0:
+        return
+    for w in range(bits.shape[1]):
+        tmp = bits[i, w]
+        bits[i, w] = bits[j, w]
+        bits[j, w] = tmp
+
+
 def gram_source(gram):
     return (GRAM, gram, new_cache(0, 0), np.empty(0, np.int64), np.empty(0), dense_rows())
 
@@ -239,7 +269,9 @@ def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
     if start < length:
         mode = source[0]
         if mode == COMPUTE:
-            _compute(out, X, sqnorm, gamma, gidx, y, p, start, length, source[5])
+            # A source in the solver's position order indexes its rows by position.
+            order = source[3] if source[3].shape[0] else gidx
+            _compute(out, X, sqnorm, gamma, order, y, p, start, length, source[5])
         else:
             # gathered from a full row of K over all instances: the Gram's or the shared cache's
             row = source[1][gidx[p]] if mode == GRAM else global_row(gidx[p], X, sqnorm, gamma, source)

@@ -36,8 +36,8 @@ from .errors import SolverInputError
 from .kernel import KernelMatrix, blas_dots_are_exact, kernel_cross_times, squared_norms
 from .kernel_cache import (
     COUNTS, EVICTIONS, GRAM, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED,
-    cache_apart, cache_swap_columns, cache_swap_keys, cache_together, cached_q, get_q, new_cache,
-    source_apart, source_together,
+    cache_apart, cache_swap_columns, cache_swap_keys, cache_together, cached_q, get_q,
+    in_position_order, new_cache, source_apart, source_swap, source_together,
 )
 
 TAU = 1e-12
@@ -116,8 +116,9 @@ State = namedtuple("State", ["alpha", "G", "G_bar", "status", "perm", "events", 
 
 def kernel_rows(kernel: KernelMatrix, gidx, y, cache) -> Rows:
     """The rows of Q over the instances ``gidx`` (global indices) with labels ``y``."""
-    return Rows(kernel.X, kernel.sqnorm, kernel.gamma, np.ascontiguousarray(gidx, np.int64),
-                np.ascontiguousarray(y, np.float64), cache, kernel.source)
+    gidx = np.ascontiguousarray(gidx, np.int64)
+    return Rows(kernel.X, kernel.sqnorm, kernel.gamma, gidx, np.ascontiguousarray(y, np.float64),
+                cache, in_position_order(kernel.source, gidx))
 
 
 # The compiled functions called from Python take their Rows as ``rows_apart`` gives them,
@@ -199,6 +200,7 @@ def _swap(a, i, j):
 def _swap_index(state, rows, i, j):
     """LibSVM's swap_index, except for the cached rows' columns (see ``_shrink``)."""
     cache_swap_keys(rows.cache, i, j)
+    source_swap(_source(rows), i, j)
     _swap(rows.gidx, i, j)
     _swap(rows.y, i, j)
     _swap(state.alpha, i, j)
