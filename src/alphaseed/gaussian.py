@@ -195,7 +195,7 @@ def sparse_row_dot(X, i, rows, j):
 
 
 @intrinsic
-def _popcount(typingctx, word):
+def popcount(typingctx, word):
     """The number of set bits of a uint64, as one instruction (LLVM's ctpop)."""
     if word != types.uint64:
         return None
@@ -211,7 +211,7 @@ def bit_distance(bits_a, i, bits_b, j):
     """||a_i - b_j||^2 of binary rows: the features one has and the other not."""
     differ = 0
     for w in range(bits_a.shape[1]):
-        differ += _popcount(bits_a[i, w] ^ bits_b[j, w])
+        differ += popcount(bits_a[i, w] ^ bits_b[j, w])
     return differ
 
 
