@@ -21,7 +21,15 @@ from alphaseed.gaussian import (
     squared_norms,
 )
 from alphaseed.kernel import KernelMatrix, gram_bytes, memory_mb, resolve_mode, shared_dots
-from alphaseed.kernel_cache import cache_swap_columns, cache_swap_keys, get_q, new_cache
+from alphaseed.kernel_cache import (
+    PARALLEL_ROW_WORK,
+    cache_swap_columns,
+    cache_swap_keys,
+    get_q,
+    in_position_order,
+    new_cache,
+    source_swap,
+)
 from alphaseed.smo import solve
 
 MODES = ("cache", "shared", "gram")
@@ -127,6 +135,39 @@ def test_the_row_cache_serves_exact_rows_within_its_budget(operations, budget_ro
         row = get_q(a, b, km.X, km.sqnorm, km.gamma, gidx, y, cache, km.source)
         np.testing.assert_array_equal(row[:b], Q[gidx[a]][gidx[:b]])
         assert sum(r.size for r in cache[0]) <= budget_values
+
+
+def test_bit_sets_in_position_order_give_the_gathered_rows():
+    """Binary rows computed from the solver's word-major copy (``in_position_order``) are the
+    rows ``cache`` mode gathers through gidx: filled serially and in parallel chunks, extended
+    from a computed prefix, and after swaps. Would catch a chunk's or a prefix's offset wrong,
+    a swap that moves words instead of positions, or the copy not swapped at all."""
+    rng = np.random.default_rng(5)
+    n = 40_000
+    X = (rng.random((n, 123)) < 0.11).astype(float)
+    km = KernelMatrix(X, 0.05, mode="cache")
+    assert n * km.compact_rows[3].shape[1] >= PARALLEL_ROW_WORK   # long rows are filled in parallel
+    gidx = rng.permutation(n)
+    y = np.where(rng.random(n) < 0.3, 1.0, -1.0)
+    source = in_position_order(km.source, gidx)
+
+    def expected(p):
+        values = (y[p] * y) * km.block(gidx[p:p + 1], gidx)[0].astype(np.float64)
+        return values.astype(np.float32)
+
+    def row(p, length, cache):
+        return get_q(p, length, km.X, km.sqnorm, km.gamma, gidx, y, cache, source)
+
+    cache = new_cache(n, 1 << 24)
+    row(7, 1000, cache)                       # a serial prefix, then the parallel rest
+    np.testing.assert_array_equal(row(7, n, cache), expected(7))
+    for i, j in [(0, n - 1), (7, 123), (5, 6), (123, 123)]:
+        source_swap(source, i, j)
+        gidx[[i, j]] = gidx[[j, i]]
+        y[[i, j]] = y[[j, i]]
+    cache = new_cache(n, 1 << 24)
+    for p in (0, 7, 123, n - 1):
+        np.testing.assert_array_equal(row(p, n, cache), expected(p))
 
 
 def test_blas_dots_are_used_only_where_they_are_exact():
