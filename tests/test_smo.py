@@ -289,3 +289,72 @@ def test_the_chunk_count_changes_nothing(monkeypatch):
         np.testing.assert_array_equal(result.alpha, first.alpha, err_msg=label)
         np.testing.assert_array_equal(result.gradient, first.gradient, err_msg=label)
         assert result.rho == first.rho
+
+
+def _libsvm_update_and_max_up(lo, hi, G, qi, qj, deltas, y, status):
+    """LibSVM's loops as written there: the gradient update, then the largest -y G over I_up,
+    the later index winning ties."""
+    from alphaseed.smo import LOWER, UPPER
+
+    for t in range(lo, hi):
+        G[t] += float(qi[t]) * deltas[0] + float(qj[t]) * deltas[1]
+    gmax, gmax_idx = -np.inf, -1
+    for t in range(lo, hi):
+        if (status[t] != UPPER if y[t] > 0 else status[t] != LOWER) and -y[t] * G[t] >= gmax:
+            gmax, gmax_idx = -y[t] * G[t], t
+    return gmax, gmax_idx
+
+
+def _libsvm_min_low(lo, hi, gmax, qi, i, y, status, G):
+    from alphaseed.smo import LOWER, TAU, UPPER
+
+    gmax2, gmin_idx, obj_diff_min = -np.inf, -1, np.inf
+    for j in range(lo, hi):
+        if status[j] != LOWER if y[j] > 0 else status[j] != UPPER:
+            yg = y[j] * G[j]
+            grad_diff = gmax + yg
+            gmax2 = max(gmax2, yg)
+            if grad_diff > 0.0:
+                quad = 2.0 - 2.0 * y[i] * y[j] * float(qi[j])
+                obj_diff = -(grad_diff * grad_diff) / (quad if quad > 0.0 else TAU)
+                if obj_diff <= obj_diff_min:
+                    gmin_idx, obj_diff_min = j, obj_diff
+    return obj_diff_min, gmin_idx, gmax2
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), length=st.integers(1, 5000),
+       distinct=st.sampled_from([1, 2, 3, 1000]), signed_zeros=st.booleans(),
+       deltas=st.sampled_from([(0.0, 0.0), (0.5, 0.25), (-1e-3, 0.0)]))
+def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zeros, deltas):
+    """The vectorised selection (smo.KEY_BLOCK) against LibSVM's loops written plainly, on
+    arrays spanning up to three blocks, with few distinct values so that ties abound, and
+    with gradients of -0.0 and 0.0, which compare equal (-y G is -0.0 for y = 1 and G = 0.0
+    where a step leaves G as it was). Catches the first of tied values
+    winning (within a block or across blocks: the earlier block kept on a tie), -0.0 keyed
+    apart from 0.0, the smallest and largest keys confused, an empty I_up or I_low not
+    reported as -1, and a chunk's offset (lo) lost."""
+    from alphaseed import smo
+
+    rng = np.random.default_rng(seed)
+    pool = rng.normal(size=distinct)
+    if signed_zeros:
+        pool[: (distinct + 1) // 2] = np.where(rng.random((distinct + 1) // 2) < 0.5, -0.0, 0.0)
+    G = pool[rng.integers(0, distinct, length)]
+    y = np.where(rng.random(length) < 0.5, 1.0, -1.0)
+    status = rng.choice(np.array([smo.LOWER, smo.UPPER, smo.FREE], dtype=np.int8), length,
+                        p=rng.dirichlet(np.ones(3)))
+    qi = rng.choice(np.array([-1.0, -0.5, 0.25, 1.0], dtype=np.float32), length)
+    qj = rng.uniform(-1, 1, length).astype(np.float32)
+    lo = int(rng.integers(0, length))
+    hi = int(rng.integers(lo, length + 1))
+    keys = np.full((2, length), np.nan)
+
+    expected_G = G.copy()
+    expected = _libsvm_update_and_max_up(lo, hi, expected_G, qi, qj, deltas, y, status)
+    got = smo._update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status, keys)
+    np.testing.assert_array_equal(G, expected_G)
+    assert got == expected
+    gmax, i = expected if expected[1] != -1 else (0.0, lo)
+    assert smo._min_low_over(lo, hi, gmax, qi, i, y, status, G, keys) == _libsvm_min_low(
+        lo, hi, gmax, qi, i, y, status, G)

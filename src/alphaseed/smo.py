@@ -108,10 +108,12 @@ Rows = namedtuple("Rows", ["X", "sqnorm", "gamma", "gidx", "y", "cache", "source
 SolverRows = namedtuple("SolverRows", ["gamma", "gidx", "y", "cache", "fill"])
 # The solver's state, indexed by position: alpha, the gradient G, LibSVM's G_bar, each
 # alpha's bound status, ``perm`` and the event counts (RECONSTRUCTIONS, ...), and the number
-# of chunks the loops over a large active set run in (a thread each). Scratch arrays (the
-# chunks' results, shrinking's swaps) are allocated where they are used, next to loops that
-# cost far more: every array in the state costs reference counts at each step it goes through.
-State = namedtuple("State", ["alpha", "G", "G_bar", "status", "perm", "events", "threads"])
+# of chunks the loops over a large active set run in (a thread each), and ``keys``, two rows
+# of scratch for the selection's keys (``_keyed_best``), which every step writes. Other scratch
+# arrays (the chunks' results, shrinking's swaps) are allocated where they are used, next to
+# loops that cost far more: every array in the state costs reference counts at each step it
+# goes through.
+State = namedtuple("State", ["alpha", "G", "G_bar", "status", "perm", "events", "threads", "keys"])
 
 
 def kernel_rows(kernel: KernelMatrix, gidx, y, cache) -> Rows:
@@ -143,7 +145,7 @@ def new_state(alpha, G, G_bar, C: float, threads: int) -> State:
     l = alpha.shape[0]
     status = np.where(alpha >= C, UPPER, np.where(alpha <= 0.0, LOWER, FREE)).astype(np.int8)
     return State(alpha, G, G_bar, status, np.arange(l), np.zeros(N_EVENTS, dtype=np.int64),
-                 int(threads))
+                 int(threads), np.empty((2, l)))
 
 
 @njit(cache=True, nogil=True)
@@ -259,44 +261,105 @@ def _max_up_over(lo, hi, y, status, G):
     return gmax, gmax_idx
 
 
+# The two loops of every step find the last index of a largest value under a condition,
+# which the compiler cannot vectorise as one loop. Each is split in two loops it does
+# vectorise: one writes every position's key (the value where the condition holds, else an
+# infinity that never wins; -0.0 turned into 0.0 where the two could tie for the index, as
+# they compare equal), one finds the best key, comparing the keys' bits as integers; the
+# last position holding it is then looked for in the one block of KEY_BLOCK positions whose
+# best it was. The values, comparisons and ties are LibSVM's: same pairs, same iterations.
+# 3 to 4 times faster than one loop with branches on full Webdata's 44,500 active instances
+# (one thread).
+KEY_BLOCK = 2048
+_SIGN_BITS = np.int64(0x7FFFFFFFFFFFFFFF)
+_LOWEST_KEY = np.int64(-0x8000000000000000)
+LARGEST, SMALLEST = np.int64(0), np.int64(-1)
+
+
 @njit(cache=True, nogil=True)
-def _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status):
-    """The gradient update of one SMO step over [lo, hi), fused with the next step's
-    _max_up_over."""
+def _ordered(bits, which):
+    """A float64's bits as an int64 that orders as the float does (NaN aside); ``which`` =
+    SMALLEST reverses the order (``~`` maps a < b to ~a > ~b, with no overflow)."""
+    return (bits if bits >= 0 else bits ^ _SIGN_BITS) ^ which
+
+
+@njit(cache=True, nogil=True)
+def _best_bits(bits, which):
+    best = _LOWEST_KEY
+    for k in range(bits.shape[0]):
+        key = _ordered(bits[k], which)
+        best = key if key > best else best
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _keyed_best(keys, which):
+    """The last index of the largest (``which`` = LARGEST) or smallest value in ``keys``, a
+    float64 array without NaN, ranking 0.0 above -0.0; -1 if it is empty."""
+    bits = keys.view(np.int64)
+    best = _LOWEST_KEY
+    best_block = -1
+    for start in range(0, bits.shape[0], KEY_BLOCK):
+        block_best = _best_bits(bits[start:start + KEY_BLOCK], which)
+        if block_best >= best:
+            best = block_best
+            best_block = start
+    if best_block == -1:
+        return -1
+    for k in range(min(bits.shape[0], best_block + KEY_BLOCK) - 1, best_block - 1, -1):
+        if _ordered(bits[k], which) == best:
+            return k
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _update_up_keys(G, qi, qj, dai, daj, y, status, keys):
+    for t in range(G.shape[0]):
+        g = G[t] + (qi[t] * dai + qj[t] * daj)
+        G[t] = g
+        keys[t] = -y[t] * g + 0.0 if _in_up(y[t], status[t]) else -INF
+
+
+@njit(cache=True, nogil=True)
+def _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status, keys):
+    """The gradient update of one SMO step over [lo, hi), with the next step's _max_up_over
+    (by keys: see KEY_BLOCK)."""
     dai, daj = deltas
-    gmax = -INF
-    gmax_idx = -1
-    for t in range(lo, hi):
-        G[t] += qi[t] * dai + qj[t] * daj
-        if _in_up(y[t], status[t]) and -y[t] * G[t] >= gmax:
-            gmax = -y[t] * G[t]
-            gmax_idx = t
-    return gmax, gmax_idx
+    up_keys = keys[0, lo:hi]
+    _update_up_keys(G[lo:hi], qi[lo:hi], qj[lo:hi], dai, daj, y[lo:hi], status[lo:hi], up_keys)
+    t = _keyed_best(up_keys, LARGEST)
+    if t == -1 or up_keys[t] == -INF:
+        return -INF, -1
+    t += lo
+    return -y[t] * G[t], t
 
 
 @njit(cache=True, nogil=True)
-def _min_low_over(lo, hi, gmax, qi, i, y, status, G):
+def _low_keys(gmax, qi, y_i, y, status, G, keys, low_keys):
+    for j in range(G.shape[0]):
+        low = _in_low(y[j], status[j])
+        yg = y[j] * G[j]
+        grad_diff = gmax + yg
+        quad = 2.0 - 2.0 * y_i * y[j] * qi[j]
+        quad = quad if quad > 0.0 else TAU
+        # No +0.0 here: an obj_diff is never above -0.0, and gmax2 needs only the value.
+        keys[j] = -(grad_diff * grad_diff) / quad if low and grad_diff > 0.0 else INF
+        low_keys[j] = yg if low else -INF
+
+
+@njit(cache=True, nogil=True)
+def _min_low_over(lo, hi, gmax, qi, i, y, status, G, keys):
     """Second-order choice of j over I_low in [lo, hi) given i: (obj_diff_min, its last index,
-    gmax2)."""
-    y_i = y[i]
-    gmax2 = -INF
-    gmin_idx = -1
-    obj_diff_min = INF
-    for j in range(lo, hi):
-        if _in_low(y[j], status[j]):
-            yg = y[j] * G[j]
-            grad_diff = gmax + yg
-            if yg >= gmax2:
-                gmax2 = yg
-            if grad_diff > 0.0:
-                quad = 2.0 - 2.0 * y_i * y[j] * qi[j]
-                if quad <= 0.0:
-                    quad = TAU
-                obj_diff = -(grad_diff * grad_diff) / quad
-                if obj_diff <= obj_diff_min:
-                    gmin_idx = j
-                    obj_diff_min = obj_diff
-    return obj_diff_min, gmin_idx, gmax2
+    gmax2), by keys (see KEY_BLOCK)."""
+    obj_diffs = keys[0, lo:hi]
+    low_yg = keys[1, lo:hi]
+    _low_keys(gmax, qi[lo:hi], y[i], y[lo:hi], status[lo:hi], G[lo:hi], obj_diffs, low_yg)
+    j = _keyed_best(obj_diffs, SMALLEST)
+    largest = _keyed_best(low_yg, LARGEST)
+    gmax2 = -INF if largest == -1 else low_yg[largest]
+    if j == -1 or obj_diffs[j] == INF:
+        return INF, -1, gmax2
+    return obj_diffs[j], j + lo, gmax2
 
 
 # In the parallel functions each array is taken from the state on a line of its own: with
@@ -314,18 +377,22 @@ def _chunked_max_up(state, y, active, chunks, values, indices):
 def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices):
     status = state.status
     G = state.G
+    keys = state.keys
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
-        values[c], indices[c] = _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status)
+        values[c], indices[c] = _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status,
+                                                        keys)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _chunked_min_low(state, y, active, chunks, gmax, qi, i, values, indices, maxima):
     status = state.status
     G = state.G
+    keys = state.keys
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
-        values[c], indices[c], maxima[c] = _min_low_over(lo, hi, gmax, qi, i, y, status, G)
+        values[c], indices[c], maxima[c] = _min_low_over(lo, hi, gmax, qi, i, y, status, G,
+                                                         keys)
 
 
 @njit(cache=True, nogil=True)
@@ -357,7 +424,8 @@ def _update_gradient(state, y, active, qi, qj, deltas):
     """G += Q_i dalpha_i + Q_j dalpha_j over the active set; returns the new _max_up."""
     chunks = _chunk_count(state, active)
     if chunks == 1:
-        return _update_and_max_up_over(0, active, state.G, qi, qj, deltas, y, state.status)
+        return _update_and_max_up_over(0, active, state.G, qi, qj, deltas, y, state.status,
+                                       state.keys)
     values, indices = _chunk_results(chunks)
     _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices)
     return _last_best(values, indices, chunks, 1.0)
@@ -374,7 +442,7 @@ def _select_working_set(state, rows, active, eps, gmax, gmax_idx):
     chunks = _chunk_count(state, active)
     if chunks == 1:
         obj_diff_min, gmin_idx, gmax2 = _min_low_over(0, active, gmax, qi, i, rows.y,
-                                                      state.status, state.G)
+                                                      state.status, state.G, state.keys)
     else:
         values, indices = _chunk_results(chunks)
         maxima = np.empty(chunks)
