@@ -137,14 +137,17 @@ def test_the_row_cache_serves_exact_rows_within_its_budget(operations, budget_ro
         assert sum(r.size for r in cache[0]) <= budget_values
 
 
-def test_bit_sets_in_position_order_give_the_gathered_rows():
+@pytest.mark.parametrize("features", [123, 300])
+def test_bit_sets_in_position_order_give_the_gathered_rows(features):
     """Binary rows computed from the solver's word-major copy (``in_position_order``) are the
     rows ``cache`` mode gathers through gidx: filled serially and in parallel chunks, extended
-    from a computed prefix, and after swaps. Would catch a chunk's or a prefix's offset wrong,
-    a swap that moves words instead of positions, or the copy not swapped at all."""
+    from a computed prefix, and after swaps; with an even word count (Adult's 2) and an odd one
+    (Webdata's 5, whose first word is summed alone). Would catch a chunk's or a prefix's offset
+    wrong, a swap that moves words instead of positions, the copy not swapped at all, or the
+    odd word added to the scratch's stale distances."""
     rng = np.random.default_rng(5)
     n = 40_000
-    X = (rng.random((n, 123)) < 0.11).astype(float)
+    X = (rng.random((n, features)) < 0.11).astype(float)
     km = KernelMatrix(X, 0.05, mode="cache")
     assert n * km.compact_rows[3].shape[1] >= PARALLEL_ROW_WORK   # long rows are filled in parallel
     gidx = rng.permutation(n)
