@@ -54,23 +54,35 @@ def test_values_are_the_gaussian_kernel(problem, mode):
 
 @pytest.mark.parametrize("binary", [False, True])
 def test_every_mode_stores_identical_values_and_gives_identical_runs(problem, binary):
-    """Binary data (bit sets) are computed in the solver's position order in ``cache`` mode:
-    would catch those rows left unswapped when shrinking swaps positions, or swapped wrongly."""
+    """Also a warm start whose gradient is carried over from a training set that lost 50
+    instances, whose rows the carry computes outside the row cache (``outside_row``). Binary
+    data (bit sets) are computed in the solver's position order in ``cache`` mode: would catch
+    those rows left unswapped when shrinking swaps positions, or swapped wrongly, and an
+    instance that left computed from another's bit set."""
+    from alphaseed.seeding.adjust import adjust_added
+
     X, y = problem
     gamma = 1e-4
     if binary:
         X, gamma = (np.random.default_rng(1).random((400, 123)) < 0.11).astype(float), 0.05
-    runs, blocks = {}, {}
-    train = np.random.default_rng(0).permutation(400)[:300]
+    runs, warm, blocks = {}, {}, {}
+    order = np.random.default_rng(0).permutation(400)
+    train, after = order[:300], order[50:350]
     for mode in MODES:
         km = KernelMatrix(X, gamma, mode=mode, memory_budget=1 << 30)
         blocks[mode] = km.block(train[:50], train)
         runs[mode] = solve(km, y, train, C=10.0, cache_mb=0.05)  # a cache far too small
+        alpha = np.concatenate([runs[mode].alpha[50:], np.zeros(50)])
+        alpha = adjust_added(alpha, y[after], 10.0, np.arange(250), np.arange(250, 300))
+        warm[mode] = solve(km, y, after, C=10.0, cache_mb=0.05, alpha0=alpha,
+                           previous=(train, runs[mode]))
+        assert warm[mode].kernel.carried and warm[mode].kernel.carry_values_outside > 0
     for mode in MODES[1:]:
         np.testing.assert_array_equal(blocks[mode], blocks["cache"])
-        assert runs[mode].iterations == runs["cache"].iterations
-        np.testing.assert_array_equal(runs[mode].alpha, runs["cache"].alpha)
-        assert runs[mode].rho == runs["cache"].rho
+        for result, first in ((runs[mode], runs["cache"]), (warm[mode], warm["cache"])):
+            assert result.iterations == first.iterations
+            np.testing.assert_array_equal(result.alpha, first.alpha)
+            assert result.rho == first.rho
 
 
 def test_a_shared_cache_smaller_than_the_data_still_serves_every_row(problem):

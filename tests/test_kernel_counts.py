@@ -124,9 +124,9 @@ def test_the_carry_over_is_counted_once_and_its_rows_serve_smo():
     left = np.setdiff1d(before, after)
     left_changed = np.count_nonzero(prev.alpha[np.isin(before, left)] > 0)
     # The new instances (the last 10 of `after`) each need their row; the kept ones kept their
-    # alpha. The 70 kept ones need the columns of the instances that left.
+    # alpha. Each instance that left with alpha > 0 needs its row over the 80 positions.
     assert k.init_values == 10 * after.size
-    assert k.carry_values_outside == left_changed * 70
+    assert k.carry_values_outside == left_changed * after.size
     assert k.rows_extended == 0 and k.rows_computed <= after.size
     assert k.values_computed == k.rows_computed * after.size
 

@@ -139,48 +139,49 @@ def source_swap(source, i, j):
 # Words are summed two to a pass into int32 distances: half the passes over the distances,
 # twice the lanes (rows of full Webdata, 5 words: 1.38 -> 1.16 ns a value; Adult, 2: 0.63 -> 0.50).
 @njit(cache=True, nogil=True)
-def _bits_in_order_serial(out, bits, by_distance, distance, y, p, start, stop):
+def _bits_in_order_serial(out, bits, by_distance, distance, row_words, sign, y, start, stop):
     d = distance[start:stop]
     words = bits.shape[0]
     if words % 2:
-        word = bits[0, p]
+        word = row_words[0]
         column = bits[0, start:stop]
         for k in range(d.shape[0]):
             d[k] = np.int32(popcount(column[k] ^ word))
     else:
         d[:] = 0
     for w in range(words % 2, words, 2):
-        first_word = bits[w, p]
-        second_word = bits[w + 1, p]
+        first_word = row_words[w]
+        second_word = row_words[w + 1]
         first = bits[w, start:stop]
         second = bits[w + 1, start:stop]
         for k in range(d.shape[0]):
             d[k] += np.int32(popcount(first[k] ^ first_word) + popcount(second[k] ^ second_word))
-    yp = y[p]
     signs = y[start:stop]
     values = out[start:stop]
     for k in range(d.shape[0]):
-        values[k] = np.float32(yp * signs[k]) * np.float32(by_distance[d[k]])
+        values[k] = np.float32(sign * signs[k]) * np.float32(by_distance[d[k]])
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _bits_in_order_parallel(out, bits, by_distance, distance, y, p, start, stop):
+def _bits_in_order_parallel(out, bits, by_distance, distance, row_words, sign, y, start, stop):
     for t in prange((stop - start + PARALLEL_ROW_CHUNK - 1) // PARALLEL_ROW_CHUNK):
         first = start + t * PARALLEL_ROW_CHUNK
-        _bits_in_order_serial(out, bits, by_distance, distance, y, p, first,
+        _bits_in_order_serial(out, bits, by_distance, distance, row_words, sign, y, first,
                               min(stop, first + PARALLEL_ROW_CHUNK))
 
 
 @njit(cache=True, nogil=True)
-def _bits_in_order(out, source, y, p, start, stop):
+def _bits_in_order(out, source, row_words, sign, y, start, stop):
     """``_compute``'s values of bit-set rows held in position order (``in_position_order``):
-    out[c] = y_p y_c K(p, c), the float32 value of the distance's kernel times the sign."""
+    out[c] = sign y_c K(x, c), the float32 value of the distance's kernel times the sign, for
+    the instance x whose bit set is ``row_words`` (a column of the copy, or of an instance
+    outside it)."""
     # The distances are int32 in the int64 scratch's memory, which keeps every source's types.
     bits, by_distance, distance = source[5][3], source[5][4], source[3].view(np.int32)
     if (stop - start) * bits.shape[0] >= PARALLEL_ROW_WORK:
-        _bits_in_order_parallel(out, bits, by_distance, distance, y, p, start, stop)
+        _bits_in_order_parallel(out, bits, by_distance, distance, row_words, sign, y, start, stop)
     else:
-        _bits_in_order_serial(out, bits, by_distance, distance, y, p, start, stop)
+        _bits_in_order_serial(out, bits, by_distance, distance, row_words, sign, y, start, stop)
 
 
 def gram_source(gram):
@@ -238,25 +239,24 @@ def _acquire(cache, key, length):
 
 
 @njit(cache=True, nogil=True)
-def _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
-    """out[c] = y_p y_c K(x_gidx[p], x_gidx[c]) for start <= c < stop. The sign is applied to
-    the float32 value, exactly as to the float64 one."""
-    kernel_values(out[start:stop], X, sqnorm, gamma, gidx[p], gidx[start:stop], compact)
-    yp = y[p]
+def _fill_serial(out, X, sqnorm, gamma, gidx, y, g, sign, start, stop, compact):
+    """out[c] = sign y_c K(x_g, x_gidx[c]) for start <= c < stop. The sign is applied to the
+    float32 value, exactly as to the float64 one."""
+    kernel_values(out[start:stop], X, sqnorm, gamma, g, gidx[start:stop], compact)
     for c in range(start, stop):
-        out[c] = np.float32(yp * y[c]) * out[c]
+        out[c] = np.float32(sign * y[c]) * out[c]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
+def _fill_parallel(out, X, sqnorm, gamma, gidx, y, g, sign, start, stop, compact):
     for t in prange((stop - start + PARALLEL_ROW_CHUNK - 1) // PARALLEL_ROW_CHUNK):
         first = start + t * PARALLEL_ROW_CHUNK
-        _fill_serial(out, X, sqnorm, gamma, gidx, y, p, first,
+        _fill_serial(out, X, sqnorm, gamma, gidx, y, g, sign, first,
                      min(stop, first + PARALLEL_ROW_CHUNK), compact)
 
 
 @njit(cache=True, nogil=True)
-def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
+def _compute(out, X, sqnorm, gamma, gidx, y, g, sign, start, stop, compact):
     # Multiply-adds per value: a row's words or non-zeros (on average) in a compact form, else
     # its features (dense, or int16 rows at about the same cost).
     if compact[3].shape[0]:
@@ -266,9 +266,9 @@ def _compute(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact):
     else:
         per_value = X.shape[1]
     if (stop - start) * per_value >= PARALLEL_ROW_WORK:
-        _fill_parallel(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact)
+        _fill_parallel(out, X, sqnorm, gamma, gidx, y, g, sign, start, stop, compact)
     else:
-        _fill_serial(out, X, sqnorm, gamma, gidx, y, p, start, stop, compact)
+        _fill_serial(out, X, sqnorm, gamma, gidx, y, g, sign, start, stop, compact)
 
 
 @njit(cache=True, nogil=True)
@@ -278,7 +278,7 @@ def global_row(g, X, sqnorm, gamma, source):
     n = shared[1].shape[0]
     row = _acquire(shared, g, n)
     if shared[1][g] < n:
-        _compute(row, X, sqnorm, gamma, source[3], source[4], g, 0, n, source[5])
+        _compute(row, X, sqnorm, gamma, source[3], source[4], g, 1.0, 0, n, source[5])
         shared[1][g] = n
     return row
 
@@ -312,6 +312,15 @@ def cached_q(p, length, cache):
 
 
 @njit(cache=True, nogil=True)
+def _gathered(out, g, sign, X, sqnorm, gamma, gidx, y, source, start, stop):
+    """out[c] = sign y_c K(x_g, x_gidx[c]) for start <= c < stop, gathered from a full row of K
+    over all instances: the Gram matrix's or the shared cache's."""
+    row = source[1][g] if source[0] == GRAM else global_row(g, X, sqnorm, gamma, source)
+    for c in range(start, stop):
+        out[c] = np.float32(sign * y[c]) * row[gidx[c]]
+
+
+@njit(cache=True, nogil=True)
 def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
     """Row p of Q in ``cache``, its first ``length`` values computed (filling the missing tail)."""
     out = _acquire(cache, p, length)
@@ -321,17 +330,29 @@ def get_q(p, length, X, sqnorm, gamma, gidx, y, cache, source):
     if start < length:
         mode = source[0]
         if mode == COMPUTE:
-            _compute(out, X, sqnorm, gamma, gidx, y, p, start, length, source[5])
+            _compute(out, X, sqnorm, gamma, gidx, y, gidx[p], y[p], start, length, source[5])
         elif mode == IN_ORDER:
-            _bits_in_order(out, source, y, p, start, length)
+            _bits_in_order(out, source, source[5][3][:, p], y[p], y, start, length)
         else:
-            # gathered from a full row of K over all instances: the Gram's or the shared cache's
-            row = source[1][gidx[p]] if mode == GRAM else global_row(gidx[p], X, sqnorm, gamma, source)
-            yp = y[p]
-            for c in range(start, length):
-                out[c] = np.float32(yp * y[c]) * row[gidx[c]]
+            _gathered(out, gidx[p], y[p], X, sqnorm, gamma, gidx, y, source, start, length)
         valid_len[p] = length
     return out
+
+
+@njit(cache=True, nogil=True)
+def outside_row(out, g, row_words, sign, X, sqnorm, gamma, gidx, y, source):
+    """out[c] = sign y_c K(x_g, x_gidx[c]) at every position c for an instance g that is not
+    among them (the gradient carry's instances that left the training set), computed or read
+    as a row of Q is but kept out of the row cache. ``row_words`` is g's bit set where the
+    source is ``IN_ORDER``."""
+    l = gidx.shape[0]
+    mode = source[0]
+    if mode == COMPUTE:
+        _compute(out, X, sqnorm, gamma, gidx, y, g, sign, 0, l, source[5])
+    elif mode == IN_ORDER:
+        _bits_in_order(out, source, row_words, sign, y, 0, l)
+    else:
+        _gathered(out, g, sign, X, sqnorm, gamma, gidx, y, source, 0, l)
 
 
 @njit(cache=True, nogil=True)
