@@ -956,7 +956,10 @@ def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C:
     sources = key_after[changed]
     left = changed[sources < 0]
     cached_rows = np.union1d(sources[sources >= 0], keys[fresh]).size
-    if cached_rows + left.size >= support.size:
+    # The rule counts the values the carry needs: of an instance that left, those against the
+    # carried ones. Its row is computed over all positions (faster than picking them), but the
+    # rule, which decides which gradient a round starts from, stays as it was.
+    if cached_rows * l + left.size * carried.size >= support.size * l:
         return None
 
     G = np.empty(l)
