@@ -100,7 +100,6 @@ def test_gram_is_refused_past_the_memory_budget_and_auto_falls_back():
         resolve_mode("gram", n, budget)
     assert resolve_mode("auto", n, budget) == "shared"
     assert resolve_mode("auto", 1000, budget) == "gram"
-    assert resolve_mode("auto", 1000, budget, bit_sets=True) == "cache"
     with pytest.raises(SolverInputError, match="kernel mode must be"):
         resolve_mode("fast", 10, budget)
 

@@ -388,13 +388,11 @@ class _SolverEngine:
         self._full_model = None   # (every training instance, its SolveResult) for avg, top and full
 
     def compile(self) -> None:
-        from .gaussian import takes_bit_sets
         from .kernel import default_memory_budget, prefaulted_gram, resolve_mode
 
         # Resolved before the Gram's buffer is taken: the memory it takes is not free anymore.
         self._memory_budget = default_memory_budget()
-        self.kernel_mode = resolve_mode(self.kernel_mode, self._y.shape[0], self._memory_budget,
-                                        takes_bit_sets(self._X))
+        self.kernel_mode = resolve_mode(self.kernel_mode, self._y.shape[0], self._memory_budget)
         gram_buffer = prefaulted_gram(self._y.shape[0]) if self.kernel_mode == "gram" else None
         self.seconds_compile = float(self._smo.warmup())
         self._gram_buffer = gram_buffer

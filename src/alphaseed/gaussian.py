@@ -119,12 +119,9 @@ def compact_rows(X: np.ndarray, exact: bool, gamma: float) -> tuple:
     return indptr, indices, data, bits, by_distance, small
 
 
-def takes_bit_sets(X) -> bool:
-    """Whether ``compact_rows`` holds X (dense, or sparse before it is made dense) as bit sets:
-    binary features, not too many of them."""
-    values = X.data if sp.issparse(X) else X
-    return (X.shape[0] * X.shape[1] > 0 and X.shape[1] <= BITSET_MAX_FEATURES
-            and bool(np.all((values == 0.0) | (values == 1.0))))
+def takes_bit_sets(X: np.ndarray) -> bool:
+    """Whether ``compact_rows`` holds X as bit sets: binary features, not too many of them."""
+    return bool(X.size) and X.shape[1] <= BITSET_MAX_FEATURES and bool(np.all((X == 0.0) | (X == 1.0)))
 
 
 def dense_rows() -> tuple:

@@ -66,21 +66,12 @@ def gram_bytes(n: int) -> int:
     return 4 * n * n
 
 
-def resolve_mode(mode: str, n: int, memory_budget: int, bit_sets: bool = False) -> str:
-    """The mode a kernel of n instances will use; ``gram`` is refused past the budget.
-
-    ``auto`` takes ``cache`` for data held as bit sets (``takes_bit_sets``): their rows,
-    computed in the solver's position order, cost less than reading them from a Gram matrix
-    (full Adult's first round: 62 against 172 us an iteration, one thread; a 36-point grid
-    search on a 2,000 sample of Adult: 7.6 against 8.1 s), and no n x n matrix is built.
-    Otherwise ``gram`` where it fits, else ``shared``.
-    """
+def resolve_mode(mode: str, n: int, memory_budget: int) -> str:
+    """The mode a kernel of n instances will use; ``gram`` is refused past the budget."""
     if mode not in KERNEL_MODES:
         raise SolverInputError(f"kernel mode must be one of {', '.join(KERNEL_MODES)}; got {mode!r}")
     fits = gram_bytes(n) + WORKING_BYTES <= memory_budget
     if mode == "auto":
-        if bit_sets:
-            return "cache"
         return "gram" if fits else "shared"
     if mode == "gram" and not fits:
         raise SolverInputError(
@@ -113,9 +104,8 @@ def shared_dots(X, mode: str, memory_budget: int | None = None) -> np.ndarray | 
     X = dense_features(X)
     n = X.shape[0]
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    bit_sets = takes_bit_sets(X)
-    if (bit_sets or resolve_mode(mode, n, budget, bit_sets) != "gram"
-            or 8 * n * n + gram_bytes(n) + WORKING_BYTES > budget):
+    if (resolve_mode(mode, n, budget) != "gram" or 8 * n * n + gram_bytes(n) + WORKING_BYTES > budget
+            or takes_bit_sets(X)):
         return None
     return dot_matrix(X, blas_dots_are_exact(X))
 
@@ -163,7 +153,7 @@ class KernelMatrix:
         self.blas_dots = blas_dots_are_exact(self.X)
         self.compact_rows = compact_rows(self.X, self.blas_dots, self.gamma)
         budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-        self.mode = resolve_mode(mode, self.n, budget, bit_sets=self.compact_rows[3].size > 0)
+        self.mode = resolve_mode(mode, self.n, budget)
         start = time.perf_counter()
         self.gram = None
         if self.mode == "gram":
