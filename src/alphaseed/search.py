@@ -4,8 +4,7 @@ LIBSVM's grid.py runs one ``svm-train -v`` per grid point and scikit-learn's Gri
 fits every (point, fold) from scratch. Here, for each gamma (a *column* of the grid):
 
 - one kernel (``KernelMatrix`` in the estimator's ``kernel_mode``; ``auto`` keeps the Gram
-  matrix when it fits the memory budget, or binary data's bit sets) serves every C and every
-  fold;
+  matrix when it fits the memory budget) serves every C and every fold;
 - each split runs over the C values in ascending order; at the smallest C, split h+1 is
   seeded from split h by the paper's seeder (``method``: ``sir``, ``mir`` or ``ato``;
   ``cold`` seeds nothing); at every larger C, split h is seeded from its own solution at the
