@@ -456,3 +456,29 @@ def test_a_gram_built_into_a_used_buffer_is_the_fresh_one(problem):
     with pytest.raises(SolverInputError, match="float32"):
         KernelMatrix(X, 1e-4, mode="gram", memory_budget=1 << 30,
                      gram_buffer=np.empty((400, 400)))
+
+
+@pytest.mark.parametrize("kind", ["bits", "integers", "floats"])
+def test_prediction_in_slabs_sums_what_one_slab_sums(monkeypatch, kind):
+    """kernel_cross_times computes K in row slabs of bounded memory, reusing one slab's memory
+    where K is not a BLAS product: 130 rows in slabs of 64 (the last one short) must give the
+    one-slab sums bit for bit. Would catch a short last slab read past its rows, or a slab's
+    values left from the one before."""
+    rng = np.random.default_rng(31)
+    X = {"bits": sparse_integers(rng, (400, 70), 0.3, 1),
+         "integers": sparse_integers(rng, (400, 70), 0.3, 9),
+         "floats": rng.normal(size=(400, 70))}[kind]
+    sq = squared_norms(X)
+    gamma = typical_gamma(X)
+    km = KernelMatrix(X, gamma, mode="cache")
+    bits, by_distance = km.compact_rows[3:5]
+    binary = (bits[:130], bits[130:], by_distance) if bits.size else None
+    weights = rng.normal(size=(270, 2))
+
+    def sums():
+        return kernel_cross_times(X[:130], sq[:130], X[130:], sq[130:], gamma, weights,
+                                  blas_dots_are_exact(X), binary)
+
+    whole = sums()
+    monkeypatch.setattr(gaussian, "DOT_BLOCK_BYTES", 8 * 270 * 64)
+    np.testing.assert_array_equal(sums(), whole)

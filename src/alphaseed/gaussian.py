@@ -377,14 +377,17 @@ def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool,
     """
     out = np.zeros((Xa.shape[0],) + weights.shape[1:])
     slab = max(1, DOT_BLOCK_BYTES // (8 * max(Xb.shape[0], 1)))
+    # One slab's memory serves every slab that is not a BLAS product: a fresh one each time paid
+    # the first touch of its pages again (up to 128 MB a slab).
+    buffer = None if use_blas and binary is None else np.empty((min(slab, Xa.shape[0]), Xb.shape[0]))
     for start in range(0, Xa.shape[0], slab):
         rows = slice(start, start + slab)
         if binary is not None:
             bits_a, bits_b, by_distance = binary
-            K = np.empty((bits_a[rows].shape[0], Xb.shape[0]))
+            K = buffer[:bits_a[rows].shape[0]]
             _cross_by_distance(K, bits_a[rows], bits_b, by_distance)
         else:
-            K = blas_dots(Xa[rows], Xb) if use_blas else np.empty((Xa[rows].shape[0], Xb.shape[0]))
+            K = blas_dots(Xa[rows], Xb) if use_blas else buffer[:Xa[rows].shape[0]]
             _cross_rows(K, Xa[rows], sqa[rows], Xb, sqb, gamma, use_blas)
         out[rows] = K @ weights
     return out
