@@ -291,18 +291,22 @@ def test_the_chunk_count_changes_nothing(monkeypatch):
         assert result.rho == first.rho
 
 
-def _libsvm_update_and_max_up(lo, hi, G, qi, qj, deltas, y, status):
-    """LibSVM's loops as written there: the gradient update, then the largest -y G over I_up,
-    the later index winning ties."""
+def _libsvm_max_up(lo, hi, y, status, G):
+    """LibSVM's loop as written there: the largest -y G over I_up, the later index winning ties."""
     from alphaseed.smo import LOWER, UPPER
 
-    for t in range(lo, hi):
-        G[t] += float(qi[t]) * deltas[0] + float(qj[t]) * deltas[1]
     gmax, gmax_idx = -np.inf, -1
     for t in range(lo, hi):
         if (status[t] != UPPER if y[t] > 0 else status[t] != LOWER) and -y[t] * G[t] >= gmax:
             gmax, gmax_idx = -y[t] * G[t], t
     return gmax, gmax_idx
+
+
+def _libsvm_update_and_max_up(lo, hi, G, qi, qj, deltas, y, status):
+    """LibSVM's gradient update, then its _libsvm_max_up."""
+    for t in range(lo, hi):
+        G[t] += float(qi[t]) * deltas[0] + float(qj[t]) * deltas[1]
+    return _libsvm_max_up(lo, hi, y, status, G)
 
 
 def _libsvm_min_low(lo, hi, gmax, qi, i, y, status, G):
@@ -327,10 +331,10 @@ def _libsvm_min_low(lo, hi, gmax, qi, i, y, status, G):
        distinct=st.sampled_from([1, 2, 3, 1000]), signed_zeros=st.booleans(),
        deltas=st.sampled_from([(0.0, 0.0), (0.5, 0.25), (-1e-3, 0.0)]))
 def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zeros, deltas):
-    """The vectorised selection (smo.KEY_BLOCK) against LibSVM's loops written plainly, on
-    arrays spanning up to three blocks, with few distinct values so that ties abound, and
-    with gradients of -0.0 and 0.0, which compare equal (-y G is -0.0 for y = 1 and G = 0.0
-    where a step leaves G as it was). Catches the first of tied values
+    """The vectorised selection (smo.KEY_BLOCK: _max_up_over, _update_and_max_up_over and
+    _min_low_over) against LibSVM's loops written plainly, on arrays spanning up to three
+    blocks, with few distinct values so that ties abound, and with gradients of -0.0 and 0.0,
+    which compare equal (-y G is -0.0 for y = 1 and G = 0.0). Catches the first of tied values
     winning (within a block or across blocks: the earlier block kept on a tie), -0.0 keyed
     apart from 0.0, the smallest and largest keys confused, an empty I_up or I_low not
     reported as -1, and a chunk's offset (lo) lost."""
@@ -350,6 +354,7 @@ def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zero
     hi = int(rng.integers(lo, length + 1))
     keys = np.full((2, length), np.nan)
 
+    assert smo._max_up_over(lo, hi, y, status, G, keys) == _libsvm_max_up(lo, hi, y, status, G)
     expected_G = G.copy()
     expected = _libsvm_update_and_max_up(lo, hi, expected_G, qi, qj, deltas, y, status)
     got = smo._update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status, keys)

@@ -247,20 +247,6 @@ def _chunk_bounds(active, chunks, c):
     return c * active // chunks, (c + 1) * active // chunks
 
 
-# LibSVM writes each loop below twice, once per label; multiplying by y = +-1 is exact, so
-# one loop over y * G gives the same values, comparisons and ties.
-@njit(cache=True, nogil=True)
-def _max_up_over(lo, hi, y, status, G):
-    """max of -y_t G_t over I_up in [lo, hi), and its last index (-1 if none)."""
-    gmax = -INF
-    gmax_idx = -1
-    for t in range(lo, hi):
-        if _in_up(y[t], status[t]) and -y[t] * G[t] >= gmax:
-            gmax = -y[t] * G[t]
-            gmax_idx = t
-    return gmax, gmax_idx
-
-
 # The two loops of every step find the last index of a largest value under a condition,
 # which the compiler cannot vectorise as one loop. Each is split in two loops it does
 # vectorise: one writes every position's key (the value where the condition holds, else an
@@ -313,25 +299,44 @@ def _keyed_best(keys, which):
 
 
 @njit(cache=True, nogil=True)
-def _update_up_keys(G, qi, qj, dai, daj, y, status, keys):
-    for t in range(G.shape[0]):
-        g = G[t] + (qi[t] * dai + qj[t] * daj)
-        G[t] = g
-        keys[t] = -y[t] * g + 0.0 if _in_up(y[t], status[t]) else -INF
+def _up_key(y, status, g):
+    """-y G where alpha may move up (I_up), else -INF; -0.0 made 0.0, which it ties with."""
+    return -y * g + 0.0 if _in_up(y, status) else -INF
 
 
 @njit(cache=True, nogil=True)
-def _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status, keys):
-    """The gradient update of one SMO step over [lo, hi), with the next step's _max_up_over
-    (by keys: see KEY_BLOCK)."""
-    dai, daj = deltas
-    up_keys = keys[0, lo:hi]
-    _update_up_keys(G[lo:hi], qi[lo:hi], qj[lo:hi], dai, daj, y[lo:hi], status[lo:hi], up_keys)
+def _best_up(lo, y, G, up_keys):
+    """(max of -y_t G_t over I_up, its last index) from the keys of [lo, lo + len(up_keys))."""
     t = _keyed_best(up_keys, LARGEST)
     if t == -1 or up_keys[t] == -INF:
         return -INF, -1
     t += lo
     return -y[t] * G[t], t
+
+
+# LibSVM writes each loop below twice, once per label; multiplying by y = +-1 is exact, so
+# one loop over y * G gives the same values, comparisons and ties.
+@njit(cache=True, nogil=True)
+def _max_up_over(lo, hi, y, status, G, keys):
+    """max of -y_t G_t over I_up in [lo, hi), and its last index (-1 if none), by keys."""
+    up_keys = keys[0, lo:hi]
+    values, signs, statuses = G[lo:hi], y[lo:hi], status[lo:hi]
+    for t in range(up_keys.shape[0]):
+        up_keys[t] = _up_key(signs[t], statuses[t], values[t])
+    return _best_up(lo, y, G, up_keys)
+
+
+@njit(cache=True, nogil=True)
+def _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status, keys):
+    """The gradient update of one SMO step over [lo, hi), with the next step's _max_up_over."""
+    dai, daj = deltas
+    up_keys = keys[0, lo:hi]
+    values, signs, statuses, qis, qjs = G[lo:hi], y[lo:hi], status[lo:hi], qi[lo:hi], qj[lo:hi]
+    for t in range(up_keys.shape[0]):
+        g = values[t] + (qis[t] * dai + qjs[t] * daj)
+        values[t] = g
+        up_keys[t] = _up_key(signs[t], statuses[t], g)
+    return _best_up(lo, y, G, up_keys)
 
 
 @njit(cache=True, nogil=True)
@@ -368,9 +373,10 @@ def _min_low_over(lo, hi, gmax, qi, i, y, status, G, keys):
 def _chunked_max_up(state, y, active, chunks, values, indices):
     status = state.status
     G = state.G
+    keys = state.keys
     for c in prange(chunks):
         lo, hi = _chunk_bounds(active, chunks, c)
-        values[c], indices[c] = _max_up_over(lo, hi, y, status, G)
+        values[c], indices[c] = _max_up_over(lo, hi, y, status, G, keys)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -413,7 +419,7 @@ def _max_up(state, y, active):
     """max of -y_t G_t over the active I_up, and its last index (-1 if none)."""
     chunks = _chunk_count(state, active)
     if chunks == 1:
-        return _max_up_over(0, active, y, state.status, state.G)
+        return _max_up_over(0, active, y, state.status, state.G, state.keys)
     values, indices = _chunk_results(chunks)
     _chunked_max_up(state, y, active, chunks, values, indices)
     return _last_best(values, indices, chunks, 1.0)
