@@ -14,6 +14,7 @@ from alphaseed.gaussian import (
     blas_dots_are_exact,
     compact_rows,
     dense_rows,
+    gaussian_from_dot,
     gram_matrix,
     kernel_block,
     kernel_by_distance,
@@ -206,6 +207,36 @@ def test_integer_features_give_the_same_kernel_by_blas_and_one_dot_at_a_time(mon
     np.testing.assert_array_equal(
         kernel_cross_times(X[:50], sq[:50], X, sq, gamma, weights, use_blas=True),
         kernel_cross_times(X[:50], sq[:50], X, sq, gamma, weights, use_blas=False))
+
+
+@given(st.floats(1e-3, 1e3), st.floats(80.0, 120.0))
+@settings(deadline=None)  # the first example compiles
+@example(1.0, 103.97)  # e**-103.97 is 2**-150, the last value float32 rounds to its subnormal
+@example(1.0, 103.9)
+def test_the_gram_matrix_stores_zero_without_exp_only_where_float32_would(gamma, exponent):
+    """Would catch the shortcut to 0.0 taken below e**-103.97 (subnormal values lost)."""
+    dist = exponent / gamma
+    assert gaussian._stored_gaussian(dist, 0.0, 0.0, gamma) == np.float32(
+        gaussian_from_dot(dist, 0.0, 0.0, gamma))
+
+
+def test_float32_dot_products_serve_only_the_rows_they_are_exact_for(monkeypatch):
+    """Rows within float32's exact integers take their dot products from a float32 GEMM, the few
+    beyond (here squared norms of 2**24 to 2**25, MNIST's largest digits) from float64: would
+    catch the rows beyond left to float32 (their dots with each other, above 2**24, round),
+    the bound taken as 2**25, and a redone row left unmirrored."""
+    monkeypatch.setattr(gaussian, "DOT_BLOCK_BYTES", 8 * 300 * 64)  # blocks of 64 rows
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 400, size=(300, 40)).astype(np.float64)
+    X[[3, 100, 250, 299]] = rng.integers(650, 900, size=(4, 40))      # beyond 2**24
+    X[[4, 101]] = rng.integers(550, 700, size=(2, 40))                # just within
+    sq = squared_norms(X)
+    assert np.count_nonzero(sq > 2.0**24) == 4 and sq[[4, 101]].max() < 2.0**24 < sq[3]
+    gamma = 1e-6
+    by_blas = gram_matrix(X, sq, gamma, use_blas=True)
+    np.testing.assert_array_equal(by_blas, gram_matrix(X, sq, gamma, use_blas=False))
+    np.testing.assert_array_equal(by_blas, kernel_block(X, sq, gamma, np.arange(300),
+                                                        np.arange(300), dense_rows()))
 
 
 @pytest.mark.parametrize("integers", [True, False])

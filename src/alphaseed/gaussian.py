@@ -270,9 +270,26 @@ def kernel_block(X, sqnorm, gamma, rows, cols, compact):
     return out
 
 
-# Columns of a Gram tile: the rows of a block against this many columns stay in cache while
+# Columns of a Gram tile: a stripe of its rows against this many columns stays in cache while
 # their mirror image below the diagonal is written.
 GRAM_TILE_COLS = 512
+# Rows of a tile computed, then mirrored, together: a 64-byte line of float32 in every mirrored
+# row. Written one value at a time down a column, the mirror took 3.5 of the 8.0 s of a 20,000
+# MNIST-sample Gram matrix (each value a new cache line, 80 KB from the last).
+GRAM_STRIPE_ROWS = 16
+# Above this gamma * ||x - z||^2, exp's value is below half float32's smallest subnormal
+# (2**-150, e**-103.97) and its float32 is 0.0 whatever the double's last bits: the Gram matrix
+# stores 0.0 without calling exp (on raw MNIST at gamma = 0.125 nearly every value).
+FLOAT32_ZERO_EXPONENT = 105.0
+
+
+@njit(cache=True, nogil=True)
+def _stored_gaussian(sq_a, sq_b, dot, gamma):
+    """``gaussian_from_dot`` as float32 stores it."""
+    dist = sq_a + sq_b - 2.0 * dot
+    if gamma * dist > FLOAT32_ZERO_EXPONENT:
+        return np.float32(0.0)
+    return np.float32(gaussian_from_dot(sq_a, sq_b, dot, gamma))
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -283,15 +300,40 @@ def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, compact, every):
     for t in prange((n - i0 + GRAM_TILE_COLS - 1) // GRAM_TILE_COLS):
         j0 = i0 + t * GRAM_TILE_COLS
         j1 = min(n, j0 + GRAM_TILE_COLS)
-        for i in range(i0, i1):
-            lo = max(i, j0)
-            if not have_dots:
-                kernel_values(K[i, lo:j1], X, sqnorm, gamma, i, every[lo:j1], compact)
-            for j in range(lo, j1):
-                if have_dots:
-                    K[i, j] = 1.0 if i == j else gaussian_from_dot(
+        for s0 in range(i0, min(i1, j1), GRAM_STRIPE_ROWS):
+            s1 = min(i1, j1, s0 + GRAM_STRIPE_ROWS)
+            for i in range(s0, s1):
+                lo = max(i, j0)
+                if not have_dots:
+                    kernel_values(K[i, lo:j1], X, sqnorm, gamma, i, every[lo:j1], compact)
+                    continue
+                for j in range(lo, j1):
+                    K[i, j] = 1.0 if i == j else _stored_gaussian(
                         sqnorm[i], sqnorm[j], dots[i - i0, j - i0], gamma)
-                K[j, i] = K[i, j]
+            for j in range(max(s0 + 1, j0), j1):
+                for i in range(s0, min(s1, j)):
+                    K[j, i] = K[i, j]
+
+
+# float32 holds every integer up to 2**24: where two rows' squared norms stay within it, every
+# product and partial sum of their dot product does too (bounded as in blas_dots_are_exact), so
+# a float32 GEMM gives the same doubles at half a float64 one's time and bytes (a 20,000 MNIST
+# sample's blocks: 1.4 against 2.9 s). The values of rows beyond it (3 of MNIST's 60,000) are
+# then computed again from float64 dots; with more than this share of rows beyond (Madelon:
+# all), the whole matrix takes float64 GEMMs.
+FLOAT32_EXACT_NORM = 2.0**24
+FLOAT32_GEMM_MAX_BEYOND = 1 / 16
+
+
+@njit(cache=True, nogil=True)
+def _gram_redo_rows(K, sqnorm, gamma, rows, dots):
+    """Row and column rows[a] of K from ``dots[a, j]`` = x_rows[a].x_j."""
+    for a in range(rows.shape[0]):
+        i = rows[a]
+        for j in range(K.shape[0]):
+            value = 1.0 if i == j else _stored_gaussian(sqnorm[i], sqnorm[j], dots[a, j], gamma)
+            K[i, j] = value
+            K[j, i] = value
 
 
 def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | None = None,
@@ -300,7 +342,7 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
 
     Binary data whose ``compact`` rows (``compact_rows``) are bit sets look every value up by
     distance. Otherwise, with ``use_blas`` (see ``blas_dots_are_exact``) a block's dot products
-    come from one matrix product; ``dots`` (``dot_matrix``), when given, holds all of them
+    come from one matrix product (in float32 where that is exact, see FLOAT32_EXACT_NORM); ``dots`` (``dot_matrix``), when given, holds all of them
     already, for several gammas over the same data. The values are the same every way.
     ``out``: an n x n float32 array to fill (every value is written, whatever it held), else a
     new one.
@@ -316,6 +358,10 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
     by_distance = compact is not None and compact[3].size > 0
     rows = compact if by_distance else dense_rows()
     every = np.arange(n)
+    beyond = np.flatnonzero(sqnorm > FLOAT32_EXACT_NORM)
+    single = (use_blas and not by_distance and dots is None
+              and beyond.size <= n * FLOAT32_GEMM_MAX_BEYOND)
+    gemm_rows = X.astype(np.float32) if single else X
     for i0 in range(0, n, block):
         i1 = min(n, i0 + block)
         if by_distance:
@@ -323,8 +369,10 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
         elif dots is not None:
             block_dots = np.ascontiguousarray(dots[i0:i1, i0:])
         else:
-            block_dots = blas_dots(X[i0:i1], X[i0:]) if use_blas else no_dots
+            block_dots = blas_dots(gemm_rows[i0:i1], gemm_rows[i0:]) if use_blas else no_dots
         _gram_rows(K, X, sqnorm, gamma, i0, i1, block_dots, block_dots.size > 0, rows, every)
+    if single and beyond.size:
+        _gram_redo_rows(K, sqnorm, gamma, beyond, blas_dots(X[beyond], X))
     return K
 
 
