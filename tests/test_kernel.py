@@ -11,6 +11,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from alphaseed.errors import SolverInputError
 from alphaseed import gaussian
 from alphaseed.gaussian import (
+    PERMUTED_TABLE,
     blas_dots_are_exact,
     compact_rows,
     dense_rows,
@@ -150,18 +151,62 @@ def test_the_row_cache_serves_exact_rows_within_its_budget(operations, budget_ro
         assert sum(r.size for r in cache[0]) <= budget_values
 
 
-@pytest.mark.parametrize("features", [123, 300])
-def test_bit_sets_in_position_order_give_the_gathered_rows(features):
+LOOKUP_WITHOUT_AVX512 = """
+import numpy as np
+from numba import njit
+from alphaseed import gaussian
+
+gaussian._target_has_avx512 = lambda: False
+
+@njit
+def lookup(out, distance, table, y, sign):
+    gaussian.signed_lookup(out, distance, table, y, sign)
+
+rng = np.random.default_rng(3)
+for n, entries in [(0, 32), (15, 32), (16, 29), (1001, 7)]:
+    table = np.exp(-0.3 * np.arange(entries))
+    distance = rng.integers(0, entries, n).astype(np.int32)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    out = np.full(n + 1, np.nan, dtype=np.float32)
+    lookup(out[:n], distance, table, y, -1.0)
+    np.testing.assert_array_equal(out[:n], (-y * table[distance]).astype(np.float32))
+    assert np.isnan(out[n])
+code = lookup.inspect_asm(lookup.signatures[0])
+assert "vpermi2ps" not in code and "vpermt2ps" not in code
+"""
+
+
+def test_the_lookup_without_avx512_is_the_plain_loop():
+    """``signed_lookup`` as compiled for a processor without AVX-512, one value at a time (in a
+    process of its own: Numba keeps an intrinsic's first typing): the plain loop's float32
+    values, signs and all, on lengths around multiples of 16 and tables shorter than 32. Would
+    catch a fallback that skips values or drops the sign. The permutation itself is checked
+    on this processor by the position-order rows below."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", LOOKUP_WITHOUT_AVX512], check=True)
+
+
+@pytest.mark.parametrize("features, ones", [(123, None), (300, None), (123, 14)])
+def test_bit_sets_in_position_order_give_the_gathered_rows(features, ones):
     """Binary rows computed from the solver's word-major copy (``in_position_order``) are the
     rows ``cache`` mode gathers through gidx: filled serially and in parallel chunks, extended
     from a computed prefix, and after swaps; with an even word count (Adult's 2) and an odd one
-    (Webdata's 5, whose first word is summed alone). Would catch a chunk's or a prefix's offset
-    wrong, a swap that moves words instead of positions, the copy not swapped at all, or the
-    odd word added to the scratch's stale distances."""
+    (Webdata's 5, whose first word is summed alone); with 14 ones a row, as Adult's, the kernel
+    is looked up by permutation (``signed_lookup``). Would catch a chunk's or a prefix's offset
+    wrong, a swap that moves words instead of positions, the copy not swapped at all, the odd
+    word added to the scratch's stale distances, the permutation's sign or table half wrong,
+    or its last values (past a multiple of 16) left unwritten."""
     rng = np.random.default_rng(5)
     n = 40_000
-    X = (rng.random((n, features)) < 0.11).astype(float)
+    if ones is None:
+        X = (rng.random((n, features)) < 0.11).astype(float)
+    else:
+        X = np.zeros((n, features))
+        np.put_along_axis(X, np.argsort(rng.random((n, features)), axis=1)[:, :ones], 1.0, axis=1)
     km = KernelMatrix(X, 0.05, mode="cache")
+    assert (km.compact_rows[4].size <= PERMUTED_TABLE) == (ones is not None)
     assert n * km.compact_rows[3].shape[1] >= PARALLEL_ROW_WORK   # long rows are filled in parallel
     gidx = rng.permutation(n)
     y = np.where(rng.random(n) < 0.3, 1.0, -1.0)
