@@ -21,6 +21,7 @@ that ``cross_validate``'s chains of rounds can run their solvers on several core
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 import time
 from collections import namedtuple
@@ -1154,9 +1155,11 @@ def _compile_lock():
 
 def _compile() -> None:
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(24, 3))
+    # Float features, and binary ones: their bit sets take functions of their own (prediction's
+    # lookup by distance first ran, and compiled, inside a timed round).
+    features = (rng.normal(size=(24, 3)), (rng.random((24, 70)) < 0.3).astype(float))
     y = np.where(np.arange(24) % 2 == 0, 1.0, -1.0)
-    for mode in ("cache", "shared", "gram"):
+    for X, mode in itertools.product(features, ("cache", "shared", "gram")):
         km = KernelMatrix(X, 0.5, mode=mode, memory_budget=1 << 30)
         first = solve(km, y, np.arange(24), 1.0, cache_mb=1e-3)
         solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, cache_mb=1e-3)
