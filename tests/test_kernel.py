@@ -321,6 +321,21 @@ def test_kernel_times_weights_is_the_same_in_every_mode(problem, mode):
                                km.block(rows, cols).astype(np.float64) @ weights[:, 0], rtol=1e-12)
 
 
+@pytest.mark.parametrize("n_rows", [0, 1, 4, 7, 9])
+def test_gathered_times_sums_each_row_in_column_order(n_rows):
+    """Rows four at a time, a last group short of rows, against each row's sum taken one column
+    after the other (np.cumsum's order, bit for bit). Would catch a leftover row skipped or
+    given another row's sums, or the four sums crossed."""
+    rng = np.random.default_rng(11)
+    K = rng.random((12, 30)).astype(np.float32)
+    rows = rng.permutation(12)[:n_rows]
+    cols = rng.permutation(30)[:25]
+    weights = rng.normal(size=(25, 2))
+    expected = np.array([[np.cumsum(K[r, cols].astype(np.float64) * weights[:, m])[-1]
+                          for m in range(2)] for r in rows]).reshape(n_rows, 2)
+    np.testing.assert_array_equal(gaussian.gathered_times(K, rows, cols, weights), expected)
+
+
 @pytest.mark.parametrize("cache_bytes", [1 << 20, 2 * 4 * 29])  # all rows, or two at a time
 @pytest.mark.parametrize("n_free", [29, 5])  # each side of LibSVM's choice of walk
 def test_gradient_reconstruction_from_the_gram_matrix_equals_the_cached_one(problem, n_free,

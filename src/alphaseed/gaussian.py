@@ -518,6 +518,13 @@ def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool,
     return out
 
 
+# Rows gathered_times sums at once: each sum waits on its last addition (and summed into out,
+# on its last store), so four independent sums keep the processor busy where one left it
+# waiting. A round's prediction on a 20,000 MNIST sample (2,000 x 18,000 values from the Gram
+# matrix): 108 -> 23 ms.
+GATHER_ROWS = 4
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def gathered_times(K, rows, cols, weights):
     """K[rows][:, cols] @ weights accumulated in float64, each row summed in column order.
@@ -525,11 +532,26 @@ def gathered_times(K, rows, cols, weights):
     One summation order for every kernel mode (the Gram matrix, or a block read from a cache),
     so carried gradients and seeds are identical across modes and thread counts.
     """
-    out = np.zeros((rows.shape[0], weights.shape[1]))
-    for a in prange(rows.shape[0]):
-        row = K[rows[a]]
-        for b in range(cols.shape[0]):
-            v = np.float64(row[cols[b]])
-            for m in range(weights.shape[1]):
-                out[a, m] += v * weights[b, m]
+    n = rows.shape[0]
+    out = np.zeros((n, weights.shape[1]))
+    for g in prange((n + GATHER_ROWS - 1) // GATHER_ROWS):
+        # A last group short of rows repeats its last one, whose sums are then written twice.
+        first = g * GATHER_ROWS
+        r0 = K[rows[first]]
+        r1 = K[rows[min(first + 1, n - 1)]]
+        r2 = K[rows[min(first + 2, n - 1)]]
+        r3 = K[rows[min(first + 3, n - 1)]]
+        for m in range(weights.shape[1]):
+            s0 = s1 = s2 = s3 = 0.0
+            for b in range(cols.shape[0]):
+                c = cols[b]
+                w = weights[b, m]
+                s0 += np.float64(r0[c]) * w
+                s1 += np.float64(r1[c]) * w
+                s2 += np.float64(r2[c]) * w
+                s3 += np.float64(r3[c]) * w
+            out[first, m] = s0
+            out[min(first + 1, n - 1), m] = s1
+            out[min(first + 2, n - 1), m] = s2
+            out[min(first + 3, n - 1), m] = s3
     return out
