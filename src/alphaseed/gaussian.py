@@ -223,17 +223,22 @@ PERMUTED_TABLE = 32
 
 
 def _target_has_avx512() -> bool:
+    """Whether Numba compiles for a processor with AVX-512 (its target's features, which
+    NUMBA_CPU_NAME / NUMBA_CPU_FEATURES may set apart from the host's); False if this Numba
+    does not say."""
     from numba.core.registry import cpu_target
 
-    return "+avx512f" in cpu_target.target_context.codegen()._tm_features.split(",")
+    features = getattr(cpu_target.target_context.codegen(), "_tm_features", "")
+    return "+avx512f" in features.split(",")
 
 
 @intrinsic
 def signed_lookup(typingctx, out, distance, table, y, sign):
     """out[k] = float32(sign * y[k]) * float32(table[distance[k]]) for k < len(out): int32
-    distances, float64 y and a float64 table of at most PERMUTED_TABLE values, which every
-    distance indexes; 16 at a time by permutation where the target has AVX-512, the rest (all
-    of them elsewhere) one by one. The same float32 products as the plain loop, sign bits too."""
+    distances, float64 y and sign, each +-1, and a float64 table of at most PERMUTED_TABLE
+    values, which every distance indexes; 16 at a time by permutation where the target has
+    AVX-512, the rest (all of them elsewhere) one by one. The same float32 products as the
+    plain loop, sign bits too."""
     vector = _target_has_avx512()
 
     def codegen(context, builder, signature, args):
@@ -419,8 +424,9 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
 
     Binary data whose ``compact`` rows (``compact_rows``) are bit sets look every value up by
     distance. Otherwise, with ``use_blas`` (see ``blas_dots_are_exact``) a block's dot products
-    come from one matrix product (in float32 where that is exact, see FLOAT32_EXACT_NORM); ``dots`` (``dot_matrix``), when given, holds all of them
-    already, for several gammas over the same data. The values are the same every way.
+    come from one matrix product (in float32 where that is exact, see FLOAT32_EXACT_NORM);
+    ``dots`` (``dot_matrix``), when given, holds all of them already, for several gammas over
+    the same data. The values are the same every way.
     ``out``: an n x n float32 array to fill (every value is written, whatever it held), else a
     new one.
     """
