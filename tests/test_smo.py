@@ -332,7 +332,7 @@ def _libsvm_min_low(lo, hi, gmax, qi, i, y, status, G):
        deltas=st.sampled_from([(0.0, 0.0), (0.5, 0.25), (-1e-3, 0.0)]))
 def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zeros, deltas):
     """The vectorised selection (smo.KEY_BLOCK: _max_up_over, _update_and_max_up_over and
-    _min_low_over) against LibSVM's loops written plainly, on arrays spanning up to three
+    _min_low_over) against LibSVM's loops written plainly, on arrays of one to about twenty
     blocks, with few distinct values so that ties abound, and with gradients of -0.0 and 0.0,
     which compare equal (-y G is -0.0 for y = 1 and G = 0.0). Catches the first of tied values
     winning (within a block or across blocks: the earlier block kept on a tie), -0.0 keyed
