@@ -235,10 +235,10 @@ def _target_has_avx512() -> bool:
 @intrinsic
 def signed_lookup(typingctx, out, distance, table, y, sign):
     """out[k] = float32(sign * y[k]) * float32(table[distance[k]]) for k < len(out): int32
-    distances, float64 y and sign, each +-1, and a float64 table of at most PERMUTED_TABLE
-    values, which every distance indexes; 16 at a time by permutation where the target has
-    AVX-512, the rest (all of them elsewhere) one by one. The same float32 products as the
-    plain loop, sign bits too."""
+    distances, float64 y and sign, each +-1, and a float64 table which every distance
+    indexes; 16 at a time by permutation where the table has at most PERMUTED_TABLE values and
+    the target has AVX-512, the rest (all of them otherwise) one by one. The same float32
+    products either way, sign bits too."""
     vector = _target_has_avx512()
 
     def codegen(context, builder, signature, args):
@@ -250,7 +250,9 @@ def signed_lookup(typingctx, out, distance, table, y, sign):
         f32, i32, i64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
         sign32 = builder.fptrunc(args[4], f32)
         step = ir.Constant(i64, 16 if vector else 1)
-        blocked = builder.and_(n, ir.Constant(i64, -16)) if vector else ir.Constant(i64, 0)
+        fits = builder.icmp_unsigned("<=", entries, ir.Constant(i64, PERMUTED_TABLE))
+        blocked = (builder.select(fits, builder.and_(n, ir.Constant(i64, -16)), ir.Constant(i64, 0))
+                   if vector else ir.Constant(i64, 0))
         if vector:
             v16f, v16i = ir.VectorType(f32, 16), ir.VectorType(i32, 16)
             v16d = ir.VectorType(ir.DoubleType(), 16)
@@ -260,7 +262,7 @@ def signed_lookup(typingctx, out, distance, table, y, sign):
             local = cgutils.alloca_once(builder, ir.ArrayType(f32, PERMUTED_TABLE))
             builder.store(ir.Constant(ir.ArrayType(f32, PERMUTED_TABLE), None), local)
             first = builder.gep(local, [ir.Constant(i32, 0), ir.Constant(i32, 0)])
-            with cgutils.for_range(builder, entries) as loop:
+            with builder.if_then(fits), cgutils.for_range(builder, entries) as loop:
                 value = builder.fptrunc(builder.load(builder.gep(table_, [loop.index])), f32)
                 builder.store(value, builder.gep(first, [loop.index]))
             halves = builder.bitcast(first, v16f.as_pointer())

@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit, prange
 from numba.typed import List
 
-from .gaussian import PERMUTED_TABLE, dense_rows, kernel_values, popcount, signed_lookup
+from .gaussian import dense_rows, kernel_values, popcount, signed_lookup
 
 COMPUTE, GRAM, SHARED, IN_ORDER = 0, 1, 2, 3
 # The counts a cache keeps (kernel values are the currency of the solver's cost): rows
@@ -156,13 +156,7 @@ def _bits_in_order_serial(out, bits, by_distance, distance, row_words, sign, y, 
         second = bits[w + 1, start:stop]
         for k in range(d.shape[0]):
             d[k] += np.int32(popcount(first[k] ^ first_word) + popcount(second[k] ^ second_word))
-    signs = y[start:stop]
-    values = out[start:stop]
-    if by_distance.shape[0] <= PERMUTED_TABLE:
-        signed_lookup(values, d, by_distance, signs, sign)
-        return
-    for k in range(d.shape[0]):
-        values[k] = np.float32(sign * signs[k]) * np.float32(by_distance[d[k]])
+    signed_lookup(out[start:stop], d, by_distance, y[start:stop], sign)
 
 
 @njit(cache=True, nogil=True, parallel=True)
