@@ -284,6 +284,27 @@ def test_float32_dot_products_serve_only_the_rows_they_are_exact_for(monkeypatch
                                                         np.arange(300), dense_rows()))
 
 
+def test_the_norm_band_computes_every_value_float32_does_not_round_to_zero(monkeypatch):
+    """Rows far apart in norm are far apart: the Gram matrix computes only the band of pairs
+    close in norm. Here the first feature is 0..299 in shuffled order, so pairs 10 apart in it
+    store e**-100 or so (a float32 subnormal) and pairs 11 apart 0.0. Would catch a band
+    narrower than sqrt(105 / gamma) (those subnormals lost), a tile's reach taken from its
+    first row instead of its last (tiles of 16 rows here), values written to sorted instead of
+    original positions, and a used ``out`` not cleared outside the band."""
+    monkeypatch.setattr(gaussian, "GRAM_BAND_TILE_ROWS", 16)
+    rng = np.random.default_rng(12)
+    X = np.column_stack([rng.permutation(300), rng.integers(0, 3, size=300)]).astype(np.float64)
+    sq = squared_norms(X)
+    gamma = 1.0
+    order, tiles = gaussian.norm_band(sq, gamma)
+    assert sum((a1 - a0) * (b1 - a0) for a0, a1, b1 in tiles) < 0.25 * 300 * 300 / 2
+    expected = kernel_block(X, sq, gamma, np.arange(300), np.arange(300), dense_rows())
+    assert np.count_nonzero((expected > 0) & (expected < np.finfo(np.float32).tiny)) > 100
+    used = np.full((300, 300), 7.0, dtype=np.float32)
+    for out in (None, used):
+        np.testing.assert_array_equal(gram_matrix(X, sq, gamma, use_blas=True, out=out), expected)
+
+
 @pytest.mark.parametrize("integers", [True, False])
 def test_gram_matrices_from_shared_dots_are_the_gram_matrices(monkeypatch, integers):
     """A grid search builds every gamma's Gram matrix from one ``shared_dots``. Catches dots taken

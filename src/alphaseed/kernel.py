@@ -36,6 +36,7 @@ from .gaussian import (  # noqa: F401  (re-exported: the kernel's public face)
     gram_matrix,
     kernel_block,
     kernel_cross_times,
+    new_gram,
     squared_norms,
     takes_bit_sets,
 )
@@ -120,7 +121,7 @@ def prefaulted_gram(n: int) -> Future:
     done by the time the matrix is built is waited for inside its time.
     """
     def allocate():
-        K = np.empty((n, n), dtype=np.float32)
+        K = new_gram(n)
         K.reshape(-1)[::PAGE_BYTES // K.itemsize] = 0.0   # one write per page faults it in
         return K
 
