@@ -28,8 +28,8 @@ from alphaseed.kernel_cache import (
     cache_swap_columns,
     cache_swap_keys,
     get_q,
-    in_position_order,
     new_cache,
+    solver_source,
     source_swap,
 )
 from alphaseed.smo import solve
@@ -140,13 +140,14 @@ def test_the_row_cache_serves_exact_rows_within_its_budget(operations, budget_ro
     Q = y[:, None] * y[None, :] * km.block(gidx, gidx)
     budget_values = max(budget_rows * 10, 2 * l)  # LibSVM's floor: two full rows
     cache = new_cache(l, 4 * budget_rows * 10)
+    source = solver_source(km.source, gidx)
     for op, a, b in operations:
         if op == "swap":
             cache_swap(cache, a, b)
             gidx[[a, b]] = gidx[[b, a]]
             y[[a, b]] = y[[b, a]]
             continue
-        row = get_q(a, b, km.X, km.sqnorm, km.gamma, gidx, y, cache, km.source)
+        row = get_q(a, b, km.X, km.sqnorm, km.gamma, gidx, y, cache, source)
         np.testing.assert_array_equal(row[:b], Q[gidx[a]][gidx[:b]])
         assert sum(r.size for r in cache[0]) <= budget_values
 
@@ -190,7 +191,7 @@ def test_the_lookup_without_avx512_is_the_plain_loop():
 
 @pytest.mark.parametrize("features, ones", [(123, None), (300, None), (123, 14)])
 def test_bit_sets_in_position_order_give_the_gathered_rows(features, ones):
-    """Binary rows computed from the solver's word-major copy (``in_position_order``) are the
+    """Binary rows computed from the solver's word-major copy (``solver_source``) are the
     rows ``cache`` mode gathers through gidx: filled serially and in parallel chunks, extended
     from a computed prefix, and after swaps; with an even word count (Adult's 2) and an odd one
     (Webdata's 5, whose first word is summed alone); with 14 ones a row, as Adult's, the kernel
@@ -210,7 +211,7 @@ def test_bit_sets_in_position_order_give_the_gathered_rows(features, ones):
     assert n * km.compact_rows[3].shape[1] >= PARALLEL_ROW_WORK   # long rows are filled in parallel
     gidx = rng.permutation(n)
     y = np.where(rng.random(n) < 0.3, 1.0, -1.0)
-    source = in_position_order(km.source, gidx)
+    source = solver_source(km.source, gidx)
 
     def expected(p):
         values = (y[p] * y) * km.block(gidx[p:p + 1], gidx)[0].astype(np.float64)
@@ -429,7 +430,8 @@ def test_compact_rows_are_the_dense_rows_bit_for_bit(high, density, chosen):
         np.testing.assert_array_equal(
             km.block(rows, cols), kernel_block(km.X, km.sqnorm, gamma, rows, cols, dense_rows()))
         for p in (0, 1234):
-            q = get_q(p, 3000, km.X, km.sqnorm, gamma, cols, y, new_cache(3000, 1 << 20), km.source)
+            q = get_q(p, 3000, km.X, km.sqnorm, gamma, cols, y, new_cache(3000, 1 << 20),
+                      solver_source(km.source, cols))
             expected = (y[p] * y) * gram.block(cols[p:p + 1], cols)[0].astype(np.float64)
             np.testing.assert_array_equal(q, expected.astype(np.float32))
 

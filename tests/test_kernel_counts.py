@@ -17,6 +17,7 @@ from alphaseed.kernel_cache import (
     VALUES_COMPUTED,
     get_q,
     new_cache,
+    solver_source,
 )
 from alphaseed.records import validate_run_record
 from alphaseed.smo import solve
@@ -30,7 +31,9 @@ def problem(n=60, seed=0):
 
 
 def request(km, cache, y, key, length):
-    return get_q(key, length, km.X, km.sqnorm, km.gamma, np.arange(y.size), y, cache, km.source)
+    gidx = np.arange(y.size)
+    return get_q(key, length, km.X, km.sqnorm, km.gamma, gidx, y, cache,
+                 solver_source(km.source, gidx))
 
 
 def test_a_large_cache_computes_each_distinct_row_once():

@@ -37,8 +37,8 @@ from .errors import SolverInputError
 from .kernel import KernelMatrix, blas_dots_are_exact, kernel_cross_times, squared_norms
 from .kernel_cache import (
     COUNTS, EVICTIONS, GRAM, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED,
-    cache_apart, cache_swap_columns, cache_swap_keys, cache_together, cached_q, get_q,
-    in_position_order, new_cache, outside_row, source_apart, source_swap, source_together,
+    cache_apart, cache_swap_columns, cache_swap_keys, cache_together, cached_q, get_q, new_cache,
+    outside_row, solver_source, source_apart, source_swap, source_together,
 )
 
 TAU = 1e-12
@@ -125,7 +125,7 @@ def kernel_rows(kernel: KernelMatrix, gidx, y, cache) -> Rows:
     """The rows of Q over the instances ``gidx`` (global indices) with labels ``y``."""
     gidx = np.ascontiguousarray(gidx, np.int64)
     return Rows(kernel.X, kernel.sqnorm, kernel.gamma, gidx, np.ascontiguousarray(y, np.float64),
-                cache, in_position_order(kernel.source, gidx))
+                cache, solver_source(kernel.source, gidx))
 
 
 # The compiled functions called from Python take their Rows as ``rows_apart`` gives them,
