@@ -36,6 +36,10 @@ kernel rows and the float64 gradient read and written, over the mean active set)
 ``chains``), and ``vs_one_thread`` is the same method's seconds at 1 thread and 1 chain over the
 row's: what the cores buy.
 
+``--cache-mb MB`` sets our solver's per-round row cache (default 100, LibSVM's and the peers').
+Where rows are computed from bit sets (binary data in ``cache`` mode) a small one is faster:
+a row costs less to compute again than to read back from memory (see the README).
+
 ``--libsvm-rounds R`` times only LibSVM's first R rounds and estimates its total as their mean
 times k; accuracy and iterations then cover those rounds only. A row is ``estimated`` when any
 figure in it is: its own time, or the LibSVM or cold time its ratios divide.
@@ -65,19 +69,22 @@ BYTES_PER_ACTIVE = 2 * 4 + 2 * 8
 # dataset[@subsample]:k
 FULL = ["heart:10", "heart:100", "madelon:10", "madelon:100", "adult@10000:10", "adult:10",
         "webdata:10"]
+# LibSVM's default row cache, which LibSVM and the peers always use (``--cache-mb`` is ours).
+LIBSVM_CACHE_MB = 100.0
 # A configuration faster than this (seconds) is repeated and its median reported.
 SHORT_RUN = 20.0
 
 
 def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str,
-            max_rounds: int | None, chains: int) -> dict:
+            max_rounds: int | None, chains: int, cache_mb: float) -> dict:
     """Runs inside the child process: one cross-validation, reported as a JSON line."""
     from alphaseed.cv import cross_validate
 
     X, y, entry, seed = load_case(dataset, subsample)
     with Clock() as clock:
         result = cross_validate(X, y, entry["C"], entry["gamma"], k, method,
-                                seed=seed, kernel_mode=mode, max_rounds=max_rounds, chains=chains)
+                                seed=seed, kernel_mode=mode, max_rounds=max_rounds, chains=chains,
+                                cache_mb=cache_mb)
     train_seconds = sum(r.seconds.train for r in result.rounds)
     active = sum(r.kernel.active_sum for r in result.rounds if r.kernel is not None)
     return {"seconds": result.seconds, "estimated": result.estimated,
@@ -107,7 +114,7 @@ def run_peer(dataset: str, subsample: int | None, k: int, peer: str, threads: in
         daal4py.daalinit(threads if peer == "intelex" else 1)
     X, y, entry, seed = load_case(dataset, subsample)
     folds = stratified_folds(y, k, seed)
-    svc = SVC(C=entry["C"], gamma=entry["gamma"], tol=1e-3, cache_size=100.0, shrinking=True)
+    svc = SVC(C=entry["C"], gamma=entry["gamma"], tol=1e-3, cache_size=LIBSVM_CACHE_MB, shrinking=True)
     n_jobs = None if peer == "intelex" else threads
     if n_jobs:
         # Start the worker processes and their imports before the clock, as ours compile before.
@@ -161,8 +168,9 @@ def peak_mb() -> float:
 def measure(args, dataset, subsample, k, method, mode, threads, chains=1) -> dict:
     """``method`` is ours, LibSVM or a peer (``mode`` and ``chains`` are then ignored)."""
     rounds = args.libsvm_rounds if method == "libsvm" and args.libsvm_rounds else 0
+    cache_mb = LIBSVM_CACHE_MB if method in ("libsvm", *PEERS) else args.cache_mb
     cmd = [sys.executable, __file__, "--one", dataset, str(subsample or 0), str(k), method, mode,
-           str(rounds), str(threads), str(chains)]
+           str(rounds), str(threads), str(chains), str(cache_mb)]
     runs = []
     while True:
         runs.append(run_child(cmd, threads))
@@ -171,8 +179,8 @@ def measure(args, dataset, subsample, k, method, mode, threads, chains=1) -> dic
     row = pd.DataFrame(runs).median(numeric_only=True).to_dict()
     row.update(dataset=dataset if not subsample else f"{dataset}[{subsample}]", k=k,
                method=method, mode=runs[0]["kernel_mode"], requested_mode=mode,
-               threads=threads, chains=chains, runs=len(runs), estimated=runs[0]["estimated"],
-               predictions=runs[0]["predictions"])
+               threads=threads, chains=chains, cache_mb=cache_mb, runs=len(runs),
+               estimated=runs[0]["estimated"], predictions=runs[0]["predictions"])
     print(f"  {row['dataset']:>14} k={k:<4} {method:>6} {mode:>6} threads={threads} chains={chains} "
           f"{row['seconds']:9.2f}s  iters={row['iterations']:.0f}  accuracy={row['accuracy']:.3f}", file=sys.stderr, flush=True)
     return row
@@ -235,19 +243,21 @@ def main() -> None:
     parser.add_argument("--libsvm-rounds", type=int, metavar="R",
                         help="time LibSVM's first R rounds only and estimate its total")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "cv.csv")
-    parser.add_argument("--one", nargs=8, help=argparse.SUPPRESS)
+    parser.add_argument("--cache-mb", type=float, default=LIBSVM_CACHE_MB,
+                        help="our solver's row cache per round (LibSVM and the peers keep 100)")
+    parser.add_argument("--one", nargs=9, help=argparse.SUPPRESS)
     parser.add_argument("--triad", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.triad:
         print(json.dumps(run_triad()))
         return
     if args.one:
-        dataset, subsample, k, method, mode, rounds, threads, chains = args.one
+        dataset, subsample, k, method, mode, rounds, threads, chains, cache_mb = args.one
         if method in PEERS:
             result = run_peer(dataset, int(subsample) or None, int(k), method, int(threads))
         else:
             result = run_one(dataset, int(subsample) or None, int(k), method, mode,
-                             int(rounds) or None, int(chains))
+                             int(rounds) or None, int(chains), float(cache_mb))
         print(json.dumps(result))
         return
     if args.libsvm_rounds is not None and args.libsvm_rounds < 1:
@@ -273,7 +283,7 @@ def main() -> None:
     table = pd.DataFrame(rows)
     table["triad_gbs"] = table.threads.map(bandwidth)
     table = with_ratios(table, args.peers)
-    columns = ["dataset", "k", "threads", "chains", "method", "requested_mode", "mode", "seconds",
+    columns = ["dataset", "k", "threads", "chains", "cache_mb", "method", "requested_mode", "mode", "seconds",
                "vs_fastest_peer", "fastest_peer", "vs_libsvm", "vs_cold_same_mode", "vs_one_thread",
                "iterations", "accuracy", "differs_from_cold", "kernel_seconds",
                "predict_seconds", "us_per_iteration", "bytes_per_iteration", "triad_gbs",
