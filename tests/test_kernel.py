@@ -189,16 +189,19 @@ def test_the_lookup_without_avx512_is_the_plain_loop():
     subprocess.run([sys.executable, "-c", LOOKUP_WITHOUT_AVX512], check=True)
 
 
-@pytest.mark.parametrize("features, ones", [(123, None), (300, None), (123, 14)])
-def test_bit_sets_in_position_order_give_the_gathered_rows(features, ones):
+@pytest.mark.parametrize("features, ones, gamma", [(123, None, 0.05), (300, None, 0.05),
+                                                   (123, 14, 0.05), (300, None, 7.8125)])
+def test_bit_sets_in_position_order_give_the_gathered_rows(features, ones, gamma):
     """Binary rows computed from the solver's word-major copy (``solver_source``) are the
     rows ``cache`` mode gathers through gidx: filled serially and in parallel chunks, extended
     from a computed prefix, and after swaps; with an even word count (Adult's 2) and an odd one
     (Webdata's 5, whose first word is summed alone); with 14 ones a row, as Adult's, the kernel
-    is looked up by permutation (``signed_lookup``). Would catch a chunk's or a prefix's offset
-    wrong, a swap that moves words instead of positions, the copy not swapped at all, the odd
-    word added to the scratch's stale distances, the permutation's sign or table half wrong,
-    or its last values (past a multiple of 16) left unwritten."""
+    is looked up by permutation (``signed_lookup``), and so it is at Webdata's gamma, where the
+    table's float32 values are 0.0 from distance 14 on. Would catch a chunk's or a prefix's
+    offset wrong, a swap that moves words instead of positions, the copy not swapped at all, the
+    odd word added to the scratch's stale distances, the permutation's sign or table half wrong,
+    its last values (past a multiple of 16) left unwritten, and distances past the permuted
+    table not clamped to its last, zero, entry (the permutation reads them modulo 32)."""
     rng = np.random.default_rng(5)
     n = 40_000
     if ones is None:
@@ -206,8 +209,10 @@ def test_bit_sets_in_position_order_give_the_gathered_rows(features, ones):
     else:
         X = np.zeros((n, features))
         np.put_along_axis(X, np.argsort(rng.random((n, features)), axis=1)[:, :ones], 1.0, axis=1)
-    km = KernelMatrix(X, 0.05, mode="cache")
-    assert (km.compact_rows[4].size <= PERMUTED_TABLE) == (ones is not None)
+    km = KernelMatrix(X, gamma, mode="cache")
+    table = km.compact_rows[4].astype(np.float32)
+    assert (table.size <= PERMUTED_TABLE) == (ones is not None)
+    assert (table.size > PERMUTED_TABLE and table[PERMUTED_TABLE - 1] == 0) == (gamma > 1)
     assert n * km.compact_rows[3].shape[1] >= PARALLEL_ROW_WORK   # long rows are filled in parallel
     gidx = rng.permutation(n)
     y = np.where(rng.random(n) < 0.3, 1.0, -1.0)

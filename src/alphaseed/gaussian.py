@@ -220,7 +220,9 @@ def popcount(typingctx, word):
 # A table of at most this many kernel values is looked up with AVX-512's two-register
 # permutation, 16 values an instruction (vpermi2ps), where the processor has it: the compiler
 # turns table[d[k]] into one scalar load a value (gathers are slow on AMD). Full Adult's rows
-# (distances up to 28): 0.35 -> 0.07 ns a value for the lookup.
+# (distances up to 28): 0.35 -> 0.07 ns a value for the lookup. So is a longer table whose
+# float32 values are 0.0 from this many on (the kernel falls with the distance), distances
+# clamped to its last entry: Webdata's 229 (gamma = 7.8125, 0.0 from distance 14 on).
 PERMUTED_TABLE = 32
 
 
@@ -237,10 +239,10 @@ def _target_has_avx512() -> bool:
 @intrinsic
 def signed_lookup(typingctx, out, distance, table, y, sign):
     """out[k] = float32(sign * y[k]) * float32(table[distance[k]]) for k < len(out): int32
-    distances, float64 y and sign, each +-1, and a float64 table which every distance
-    indexes; 16 at a time by permutation where the table has at most PERMUTED_TABLE values and
-    the target has AVX-512, the rest (all of them otherwise) one by one. The same float32
-    products either way, sign bits too."""
+    distances, float64 y and sign, each +-1, and a nonincreasing float64 table which every
+    distance indexes; 16 at a time by permutation where the target has AVX-512 and the table
+    has at most PERMUTED_TABLE values or float32 0.0 from there on, the rest (all of them
+    otherwise) one by one. The same float32 products either way, sign bits too."""
     vector = _target_has_avx512()
 
     def codegen(context, builder, signature, args):
@@ -252,7 +254,13 @@ def signed_lookup(typingctx, out, distance, table, y, sign):
         f32, i32, i64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
         sign32 = builder.fptrunc(args[4], f32)
         step = ir.Constant(i64, 16 if vector else 1)
-        fits = builder.icmp_unsigned("<=", entries, ir.Constant(i64, PERMUTED_TABLE))
+        last = ir.Constant(i64, PERMUTED_TABLE - 1)
+        short = builder.icmp_unsigned("<=", entries, ir.Constant(i64, PERMUTED_TABLE))
+        zero_tail = cgutils.alloca_once_value(builder, ir.Constant(ir.IntType(1), 0))
+        with builder.if_then(builder.not_(short)):
+            value = builder.fptrunc(builder.load(builder.gep(table_, [last])), f32)
+            builder.store(builder.fcmp_ordered("==", value, ir.Constant(f32, 0.0)), zero_tail)
+        fits = builder.or_(short, builder.load(zero_tail))
         blocked = (builder.select(fits, builder.and_(n, ir.Constant(i64, -16)), ir.Constant(i64, 0))
                    if vector else ir.Constant(i64, 0))
         if vector:
@@ -264,7 +272,8 @@ def signed_lookup(typingctx, out, distance, table, y, sign):
             local = cgutils.alloca_once(builder, ir.ArrayType(f32, PERMUTED_TABLE))
             builder.store(ir.Constant(ir.ArrayType(f32, PERMUTED_TABLE), None), local)
             first = builder.gep(local, [ir.Constant(i32, 0), ir.Constant(i32, 0)])
-            with builder.if_then(fits), cgutils.for_range(builder, entries) as loop:
+            copied = builder.select(short, entries, ir.Constant(i64, PERMUTED_TABLE))
+            with builder.if_then(fits), cgutils.for_range(builder, copied) as loop:
                 value = builder.fptrunc(builder.load(builder.gep(table_, [loop.index])), f32)
                 builder.store(value, builder.gep(first, [loop.index]))
             halves = builder.bitcast(first, v16f.as_pointer())
@@ -273,11 +282,13 @@ def signed_lookup(typingctx, out, distance, table, y, sign):
             signs = ir.Constant(v16f, None)
             for lane in range(16):
                 signs = builder.insert_element(signs, sign32, ir.Constant(i32, lane))
+            lasts = ir.Constant(v16i, [PERMUTED_TABLE - 1] * 16)
             with cgutils.for_range_slice(builder, ir.Constant(i64, 0), blocked, step) as (k, _):
                 d = builder.load(builder.bitcast(builder.gep(dist_, [k]), v16i.as_pointer()),
                                  align=4)
                 ys = builder.load(builder.bitcast(builder.gep(y_, [k]), v16d.as_pointer()),
                                   align=8)
+                d = builder.select(builder.icmp_unsigned("<", d, lasts), d, lasts)
                 values = builder.call(permute, [low, d, high])
                 product = builder.fmul(builder.fmul(signs, builder.fptrunc(ys, v16f)), values)
                 builder.store(product, builder.bitcast(builder.gep(out_, [k]), v16f.as_pointer()),
