@@ -191,9 +191,12 @@ def with_ratios(table: pd.DataFrame, peers) -> pd.DataFrame:
     ``vs_cold_same_mode`` (the cold start's in the same requested mode and chains / the row's;
     ours only), ``vs_one_thread`` (the same configuration's at 1 thread and 1 chain / the row's),
     ``vs_fastest_peer`` and ``fastest_peer`` (see the module doc), ``differs_from_cold``
-    (instances predicted otherwise than by our cold run) and ``floor_ratio`` (training time per
-    iteration / the triad's time for its bytes), and ``estimated`` set wherever one of the
-    times a row shows or divides by is estimated."""
+    (instances predicted otherwise than by our cold run), ``floor_ratio`` (training time per
+    iteration / the triad's time for its bytes) and ``machine_floor_ratio`` (the same for the
+    machine: chains that run at once, one a thread, each take their iterations' time side by
+    side, as the triad's threads share the bandwidth side by side, so the machine's time per
+    iteration is a chain's over min(chains, threads)), and ``estimated`` set wherever one of
+    the times a row shows or divides by is estimated."""
     key = ["dataset", "k", "threads"]
 
     def reference(rows, keys: list[str], column="seconds"):
@@ -223,6 +226,8 @@ def with_ratios(table: pd.DataFrame, peers) -> pd.DataFrame:
                            sum(a != b for a, b in zip(p, c))
                            for p, c in zip(table.predictions, cold_predictions)],
         floor_ratio=table.us_per_iteration / floor_us,
+        machine_floor_ratio=table.us_per_iteration / np.minimum(table.chains, table.threads)
+        / floor_us,
         estimated=(table.estimated.astype(bool).to_numpy() | libsvm_estimated | (ours & cold_estimated)
                    | one_thread_estimated),
     )
@@ -287,7 +292,7 @@ def main() -> None:
                "vs_fastest_peer", "fastest_peer", "vs_libsvm", "vs_cold_same_mode", "vs_one_thread",
                "iterations", "accuracy", "differs_from_cold", "kernel_seconds",
                "predict_seconds", "us_per_iteration", "bytes_per_iteration", "triad_gbs",
-               "floor_ratio", "cpu_per_wall", "peak_mb", "runs", "estimated"]
+               "floor_ratio", "machine_floor_ratio", "cpu_per_wall", "peak_mb", "runs", "estimated"]
     table = table.reindex(columns=columns)
     write_csv(table, args.out)
     with pd.option_context("display.width", 250, "display.max_rows", 500,

@@ -117,6 +117,18 @@ def test_a_benchmark_row_is_estimated_when_any_figure_in_it_is(bench_cv):
     assert table["vs_one_thread"].fillna(-1.0).tolist() == [1.0, 1.0, 1.0, 1.25, 1.25, 1.25, -1.0, -1.0, 2.0]
 
 
+def test_the_machine_floor_divides_by_the_chains_that_run_at_once(bench_cv):
+    """Two chains on two threads each take 40 us an iteration side by side: the machine takes 20 us
+    an iteration against the triad's 10 us for its bytes. Catches dividing by the chains even where
+    they share one thread (they then take turns), or not at all."""
+    rows = [dict(dataset="adult", k=10, threads=threads, chains=chains, method="sir", requested_mode="cache",
+                 mode="cache", seconds=1.0, estimated=False, predictions=None, us_per_iteration=40.0,
+                 bytes_per_iteration=100e3, triad_gbs=10.0) for threads, chains in [(2, 2), (1, 2), (2, 1)]]
+    table = bench_cv.with_ratios(pd.DataFrame(rows), peers=bench_cv.PEERS)
+    assert table["floor_ratio"].tolist() == [4.0, 4.0, 4.0]
+    assert table["machine_floor_ratio"].tolist() == [2.0, 4.0, 4.0]
+
+
 TIME_FIGURE = re.compile(r"\d[\d.,]*\s*(?:million\s+)?(?:seconds?|minutes?|hours?|days?)\b", re.IGNORECASE)
 
 
