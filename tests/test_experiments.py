@@ -28,6 +28,7 @@ from alphaseed.experiments import (
     job_size,
     plan_summary,
     results_root,
+    search_mem_mb,
     studies,
     wall_minutes,
 )
@@ -145,6 +146,24 @@ def test_memory_grows_with_the_dataset_and_the_gram_matrix():
     large = job_mem_mb(60000, 780, "10", "sir", "cache", 100)
     gram = job_mem_mb(32561, 123, "10", "sir", "gram", 100)
     assert small < large and gram > 4 * 32561**2 / 2**20
+
+
+def test_a_search_job_declares_its_kernel_and_the_dot_products_its_gammas_share(monkeypatch):
+    """Catches a search job that declares less than it was measured to take (a full-Adult gamma
+    column job peaked at 4,528 MB resident), a whole search that leaves out the n x n float64
+    dot products its gammas share, and one that declares them where ``shared_dots`` would not
+    keep them (a job declaring more than the machine has free is never started)."""
+    import alphaseed.kernel as kernel
+
+    config = load_config(REPO / "config.yaml")
+    monkeypatch.setattr(kernel, "default_memory_budget", lambda: 20 << 30)
+    column = search_mem_mb(config, "adult", 5, "auto", 1)
+    dots = math.ceil(8 * 32561**2 / 2**20)
+    assert column >= 4528
+    assert search_mem_mb(config, "adult", 5, "auto", 10) == column + dots
+    assert search_mem_mb(config, "adult", 5, "cache", 10) == search_mem_mb(config, "adult", 5, "cache", 1)
+    monkeypatch.setattr(kernel, "default_memory_budget", lambda: 8 << 30)
+    assert search_mem_mb(config, "adult", 5, "auto", 10) == column
 
 
 def test_expected_time_counts_the_rounds_a_job_runs():

@@ -116,8 +116,26 @@ def all_jobs(config: dict, study: str | None = None) -> list[Job]:
 
 def job_size(config: dict, job: Job) -> tuple[int, int]:
     """(instances, features) of a job's data from its dataset entry; large defaults where the entry has none."""
-    entry = config["datasets"][job.dataset]
-    return job.subsample or entry.get("n", 100_000), entry.get("dim", 1_000)
+    return dataset_size(config, job.dataset, job.subsample)
+
+
+def dataset_size(config: dict, dataset: str, subsample: int | None) -> tuple[int, int]:
+    entry = config["datasets"][dataset]
+    return subsample or entry.get("n", 100_000), entry.get("dim", 1_000)
+
+
+def search_mem_mb(config: dict, dataset: str, k: int, kernel_mode: str, gammas: int) -> int:
+    """Memory a grid-search job (``alphaseed search``) over ``gammas`` columns may take, in MB: one
+    kernel at a time, as a cold cross-validation job, and for several gammas in ``gram`` or
+    ``auto`` mode the float64 dot products they share, where ``kernel.shared_dots`` would keep
+    them (binary data never do, but the features are not known here)."""
+    from .kernel import default_memory_budget, dots_fit_beside_gram
+
+    n, dim = dataset_size(config, dataset, config.get("subsample", {}).get(dataset))
+    memory = job_mem_mb(n, dim, str(k), "cold", kernel_mode, config["solver"]["cache_mb"])
+    if gammas > 1 and kernel_mode in ("gram", "auto") and dots_fit_beside_gram(n, default_memory_budget()):
+        memory += math.ceil(8 * n * n / 2**20)
+    return memory
 
 
 def job_mem_mb(n: int, dim: int, k: str, method: str, kernel_mode: str, cache_mb: float) -> int:

@@ -67,6 +67,11 @@ def gram_bytes(n: int) -> int:
     return 4 * n * n
 
 
+def dots_fit_beside_gram(n: int, memory_budget: int) -> bool:
+    """Whether X's n x n float64 dot products fit the memory budget beside one Gram matrix."""
+    return 8 * n * n + gram_bytes(n) + WORKING_BYTES <= memory_budget
+
+
 def resolve_mode(mode: str, n: int, memory_budget: int) -> str:
     """The mode a kernel of n instances will use; ``gram`` is refused past the budget."""
     if mode not in KERNEL_MODES:
@@ -105,7 +110,7 @@ def shared_dots(X, mode: str, memory_budget: int | None = None) -> np.ndarray | 
     X = dense_features(X)
     n = X.shape[0]
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    if (resolve_mode(mode, n, budget) != "gram" or 8 * n * n + gram_bytes(n) + WORKING_BYTES > budget
+    if (resolve_mode(mode, n, budget) != "gram" or not dots_fit_beside_gram(n, budget)
             or takes_bit_sets(X)):
         return None
     return dot_matrix(X, blas_dots_are_exact(X))

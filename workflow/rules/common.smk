@@ -12,6 +12,7 @@ from alphaseed.experiments import (
     job_size,
     plan_summary,
     results_root,
+    search_mem_mb,
 )
 
 RESULTS = str(results_root(config))
@@ -166,6 +167,21 @@ SEARCH_TABLES = [
 def search_columns(name):
     """The log2 gamma of each column of a search, as its job's wildcard writes it."""
     return [f"{value:g}" for value in log2_range(search_setting(name, "gamma"))]
+
+
+def search_job_mem_mb(wildcards):
+    """A column job's or a whole search's memory; merging the columns' results takes little."""
+    name = wildcards.search
+    column = "gamma" in wildcards.keys()
+    if not column and search_setting(name, "gamma_jobs"):
+        return 1000
+    return search_mem_mb(
+        config,
+        SEARCHES[name]["dataset"],
+        search_setting(name, "k"),
+        search_setting(name, "kernel_mode"),
+        1 if column else len(search_columns(name)),
+    )
 
 
 def search_inputs(wildcards):

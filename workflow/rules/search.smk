@@ -22,6 +22,8 @@ rule search_column:
     conda:
         "../../environment.yml"
     threads: 1
+    resources:
+        mem_mb=search_job_mem_mb,
     params:
         arguments=search_arguments,
     script:
@@ -49,6 +51,8 @@ rule search:
     conda:
         "../../environment.yml"
     threads: 1
+    resources:
+        mem_mb=search_job_mem_mb,
     params:
         arguments=search_arguments,
     script:
