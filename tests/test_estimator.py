@@ -82,6 +82,25 @@ def test_a_bad_gamma_is_refused(gamma):
         SVC(gamma=gamma).fit(X, y)
 
 
+def test_a_fit_stopped_at_max_iter_says_so_and_minus_one_means_no_cap():
+    """Catches a max_iter that never reaches the solver, a stop at the cap that passes silently
+    (no ConvergenceWarning, fit_status_ 0), -1 read as a cap of one iteration or of LibSVM's,
+    and a bad max_iter that is not refused."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = labelled_blobs(7)
+    free = ScikitSVC(C=100.0, gamma=0.5).fit(X, y).n_iter_[0]
+    with pytest.warns(ConvergenceWarning, match="iteration cap"):
+        capped = SVC(C=100.0, gamma=0.5, max_iter=free // 2).fit(X, y)
+    assert capped.n_iter_.tolist() == [free // 2] and capped.fit_status_ == 1
+    for max_iter in (None, -1, free + 1):  # at exactly free, LibSVM too stops at the cap unchecked
+        fitted = SVC(C=100.0, gamma=0.5, max_iter=max_iter).fit(X, y)
+        assert fitted.n_iter_.tolist() == [free] and fitted.fit_status_ == 0
+    for bad in (0, -2, 2.5, True, "10"):
+        with pytest.raises(ValueError, match="max_iter"):
+            SVC(max_iter=bad).fit(X, y)
+
+
 def test_passes_scikit_learns_estimator_checks():
     """Catches any break of scikit-learn's estimator contract (cloning, validation, fitted
     attributes, sparse input, pickling...); only the multi-class checks are skipped, by the

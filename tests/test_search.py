@@ -188,3 +188,35 @@ def test_a_search_merged_from_its_gamma_columns_is_the_whole_search(tmp_path):
     write_search(X, y, "moons", log2_C, [3.0], 3, 0, "cold", tmp_path / "cold.json")
     with pytest.raises(ConfigError, match="method"):
         merge_searches([parts[0], tmp_path / "cold.json"], tmp_path / "x.json")
+
+
+def test_points_stopped_at_the_iteration_cap_are_counted_warned_of_and_marked(tmp_path):
+    """Catches a cap hit that is lost on its way from the solver to cv_results_, the JSON, the
+    CSV and the method table (each point's count must be its splits that ran exactly max_iter
+    iterations), counts put on the wrong point, and a search that stays silent about them."""
+    import pandas as pd
+    from sklearn.exceptions import ConvergenceWarning
+
+    from alphaseed.folds import KFoldRounds, stratified_folds
+    from alphaseed.search import compare_methods, write_search
+
+    X, labels = two_moons(7, n=90)
+    y = np.where(labels == "up", 1.0, -1.0)
+    cap, log2_C, log2_gamma = 60, [-1.0, 6.0, 12.0], [-3.0, 1.0]
+    grid = {"C": [2.0 ** v for v in log2_C], "gamma": [2.0 ** v for v in log2_gamma]}
+    with pytest.warns(ConvergenceWarning, match="iteration cap"):
+        search = GridSearchCV(SVC(max_iter=cap), grid, cv=KFoldRounds(stratified_folds(y, 3, 0), 3),
+                              refit=False).fit(X, y)
+    at_cap = np.sum([search.cv_results_[f"split{i}_iterations"] == cap for i in range(3)], axis=0)
+    assert 0 < at_cap.sum() < 18
+    np.testing.assert_array_equal(search.cv_results_["iteration_cap_hits"], at_cap)
+
+    with pytest.warns(ConvergenceWarning):
+        written = write_search(X, y, "moons", log2_C, log2_gamma, 3, 0, "sir", tmp_path / "capped.json",
+                               max_iter=cap)
+    on_disk = pd.read_csv(tmp_path / "capped.csv")
+    for points in (pd.DataFrame(written["points"]), on_disk):
+        np.testing.assert_array_equal(points["iteration_cap_hits"], at_cap)
+    assert written["points_at_iteration_cap"] == np.count_nonzero(at_cap)
+    assert compare_methods({"sir": written})["points at the iteration cap"].tolist() == [
+        np.count_nonzero(at_cap)]

@@ -288,11 +288,12 @@ def _search(args) -> None:
                            n_jobs=args.jobs, **_solver_options(args, config),
                            provenance=lambda started, finished: collect_provenance(
                                described, fingerprint, started, finished))
-    best = written["best"]
+    best, capped = written["best"], written["points_at_iteration_cap"]
+    at_cap = f", {capped} points stopped at the iteration cap (not converged)" if capped else ""
     print(f"{name} {len(args.C)}x{len(args.gamma)} grid, k={args.k} {args.method}: best "
           f"log2 C = {best['log2_C']:g}, log2 gamma = {best['log2_gamma']:g}, accuracy "
           f"{best['accuracy']:.2f}%, {written['total_iterations']} iterations, "
-          f"{written['seconds']:.2f} s -> {args.out}")
+          f"{written['seconds']:.2f} s{at_cap} -> {args.out}")
 
 
 def _search_merge(args) -> None:

@@ -18,14 +18,17 @@ argument), kernels other than the Gaussian, probability estimates.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 GAMMA_RULES = ("scale", "auto")
+NO_ITERATION_CAP = np.iinfo(np.int64).max
 
 
 def resolve_gamma(gamma, X) -> float:
@@ -41,6 +44,17 @@ def resolve_gamma(gamma, X) -> float:
             np.isfinite(gamma) and gamma > 0):
         raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
     return float(gamma)
+
+
+def solver_max_iter(max_iter) -> int | None:
+    """``smo.solve``'s cap from an estimator's ``max_iter``: None (LibSVM's), a positive count, or
+    -1 for no cap."""
+    if max_iter is None:
+        return None
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or not (
+            max_iter > 0 or max_iter == -1):
+        raise ValueError(f"max_iter must be None, a positive integer or -1 (no cap); got {max_iter!r}")
+    return NO_ITERATION_CAP if max_iter == -1 else int(max_iter)
 
 
 def encode_binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
@@ -72,17 +86,21 @@ class SVC(ClassifierMixin, BaseEstimator):
     1 / (n_features * X.var()) or ``"auto"`` = 1 / n_features), ``tol`` (LibSVM's stopping
     tolerance eps), ``cache_size`` (the solver's kernel row cache, MB), ``shrinking``,
     ``kernel_mode`` (how kernel values are kept: ``cache``, ``shared``, ``gram`` or ``auto``;
-    see ``alphaseed.kernel``; it changes time and memory, never the result).
+    see ``alphaseed.kernel``; it changes time and memory, never the result), ``max_iter`` (the
+    cap on SMO iterations: ``None`` is LibSVM's, max(10^7, 100 n), where svm-train stops;
+    ``-1`` is none, scikit-learn's default). A fit stopped at the cap has ``fit_status_`` 1
+    and warns with a ``ConvergenceWarning``, as scikit-learn's SVC does.
     """
 
     def __init__(self, C=1.0, gamma="scale", tol=1e-3, cache_size=200.0, shrinking=True,
-                 kernel_mode="auto"):
+                 kernel_mode="auto", max_iter=None):
         self.C = C
         self.gamma = gamma
         self.tol = tol
         self.cache_size = cache_size
         self.shrinking = shrinking
         self.kernel_mode = kernel_mode
+        self.max_iter = max_iter
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -104,7 +122,13 @@ class SVC(ClassifierMixin, BaseEstimator):
         self._gamma = resolve_gamma(self.gamma, X)
         kernel = KernelMatrix(X, self._gamma, mode=self.kernel_mode)
         result = solve(kernel, y_signed, np.arange(X.shape[0]), self.C, eps=self.tol,
-                       cache_mb=self.cache_size, shrinking=self.shrinking)
+                       cache_mb=self.cache_size, shrinking=self.shrinking,
+                       max_iter=solver_max_iter(self.max_iter))
+        if result.iteration_cap_hit:
+            warnings.warn(f"SMO stopped at the iteration cap ({result.iterations} iterations) before "
+                          f"reaching tol={self.tol}: the solution is not optimal. A smaller C, or data "
+                          f"scaled to a common range, converges sooner.", ConvergenceWarning,
+                          stacklevel=2)
         self._set_solution(X, y_signed, result)
         return self
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,11 +46,12 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneOut, ParameterGrid, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .errors import ConfigError
-from .estimator import SVC, encode_binary_labels, resolve_gamma
+from .estimator import SVC, encode_binary_labels, resolve_gamma, solver_max_iter
 
 SEARCH_METHODS = ("cold", "ato", "mir", "sir")
 C_SEEDS = ("gap", "scale", "keep", "none")
@@ -59,12 +61,14 @@ GRID_KEYS = ("C", "gamma")
 
 @dataclass
 class PointResult:
-    """One (C, gamma) over all splits: test accuracy (a fraction), iterations and seconds."""
+    """One (C, gamma) over all splits: test accuracy (a fraction), iterations, seconds, and
+    whether SMO stopped at the iteration cap."""
 
     scores: np.ndarray
     iterations: np.ndarray
     fit_seconds: np.ndarray
     score_seconds: np.ndarray
+    capped: np.ndarray
 
 
 def seed_from_smaller_C(prev, C_prev: float, C: float, rule: str, y=None):
@@ -97,7 +101,8 @@ def optimality_gap(alpha, gradient, y, C) -> float:
 
 def search_column(X, y, gamma, Cs, splits, method: str, kernel_mode: str = "auto",
                   eps: float = 1e-3, cache_mb: float = 200.0, shrinking: bool = True,
-                  c_seed: str = C_SEED, progress=None, dots=None) -> dict[float, PointResult]:
+                  max_iter: int | None = None, c_seed: str = C_SEED, progress=None,
+                  dots=None) -> dict[float, PointResult]:
     """Cross-validate every C of ``Cs`` at one gamma on ``splits``; labels ``y`` are +-1.
 
     ``dots`` (``kernel.shared_dots``) are X's dot products, shared by the columns of a search.
@@ -117,8 +122,9 @@ def search_column(X, y, gamma, Cs, splits, method: str, kernel_mode: str = "auto
     if c_seed not in C_SEEDS:
         raise ValueError(f"c_seed must be one of {', '.join(C_SEEDS)}; got {c_seed!r}")
     Cs = sorted(set(Cs))
-    options = dict(eps=eps, cache_mb=cache_mb, shrinking=shrinking)
-    results = {C: PointResult(*(np.zeros(len(splits)) for _ in range(4))) for C in Cs}
+    options = dict(eps=eps, cache_mb=cache_mb, shrinking=shrinking, max_iter=max_iter)
+    results = {C: PointResult(*(np.zeros(len(splits)) for _ in range(4)), np.zeros(len(splits), bool))
+               for C in Cs}
     kernel = None
     previous: dict = {}       # C -> solution of the previous split, on the same kernel
     for h, (train, test) in enumerate(splits):
@@ -145,6 +151,7 @@ def search_column(X, y, gamma, Cs, splits, method: str, kernel_mode: str = "auto
             point.scores[h] = np.mean(kernel.decision_signs(test, support, coef, solution.rho) == y[test])
             point.score_seconds[h] = time.perf_counter() - start
             point.iterations[h] = solution.iterations
+            point.capped[h] = solution.iteration_cap_hit
             current[C] = solution
             if progress is not None:
                 progress(1)
@@ -161,8 +168,10 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
     ``"loo"``, a scikit-learn splitter or an iterable of (train, test) index arrays; ``method``
     ``cold`` or a seeder (module doc); ``n_jobs`` runs gamma columns in parallel processes;
     ``verbose`` shows a progress bar (fits done: points times splits).
-    The score is accuracy. ``cv_results_`` has scikit-learn's keys plus ``split{i}_iterations``
-    and ``total_iterations`` (SMO iterations over the splits of each point).
+    The score is accuracy. ``cv_results_`` has scikit-learn's keys plus ``split{i}_iterations``,
+    ``total_iterations`` (SMO iterations over the splits of each point) and
+    ``iteration_cap_hits`` (its splits whose SMO stopped at the estimator's ``max_iter``, LibSVM's
+    cap by default; ``fit`` then warns with a ``ConvergenceWarning`` naming the points).
     """
 
     def __init__(self, estimator, param_grid, *, cv=5, method="sir", refit=True, n_jobs=None,
@@ -213,7 +222,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             columns.setdefault(gamma, []).append(C)
         splits = self._splits(X, y)
         options = dict(method=self.method, kernel_mode=base["kernel_mode"], eps=base["tol"],
-                       cache_mb=base["cache_size"], shrinking=base["shrinking"])
+                       cache_mb=base["cache_size"], shrinking=base["shrinking"],
+                       max_iter=solver_max_iter(base["max_iter"]))
         jobs = [(gamma, sorted(set(Cs))) for gamma, Cs in columns.items()]
         with tqdm(total=sum(len(Cs) for _, Cs in jobs) * len(splits), unit="fit",
                   desc=f"grid search ({self.method})", disable=not self.verbose) as bar:
@@ -236,6 +246,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         by_point = {(C, gamma): point for (gamma, _), outcome in zip(jobs, outcomes)
                     for C, point in outcome.items()}
         self.cv_results_ = _cv_results(candidates, [by_point[p] for p in points], len(splits))
+        _warn_of_capped_fits(candidates, self.cv_results_["iteration_cap_hits"], len(splits))
         self.n_splits_ = len(splits)
         self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
         self.best_params_ = candidates[self.best_index_]
@@ -276,8 +287,20 @@ def _column_gamma(gamma, X):
     return gamma if isinstance(gamma, str) and gamma == "scale" else resolve_gamma(gamma, X)
 
 
+def _warn_of_capped_fits(candidates: list[dict], hits: np.ndarray, n_splits: int) -> None:
+    """One ConvergenceWarning naming the points whose SMO stopped at the iteration cap."""
+    capped = np.flatnonzero(hits)
+    if capped.size:
+        named = "; ".join(f"{candidates[i]} in {hits[i]} of {n_splits} splits" for i in capped[:5])
+        more = f" and {capped.size - 5} more points" if capped.size > 5 else ""
+        warnings.warn(f"SMO stopped at the iteration cap before converging at {named}{more}: the "
+                      f"scores of those points come from solutions that are not optimal "
+                      f"(cv_results_['iteration_cap_hits']).", ConvergenceWarning, stacklevel=3)
+
+
 def _cv_results(candidates: list[dict], points: list[PointResult], n_splits: int) -> dict:
-    """scikit-learn's cv_results_ layout for one accuracy score, plus SMO iterations."""
+    """scikit-learn's cv_results_ layout for one accuracy score, plus SMO iterations and the
+    number of splits whose SMO stopped at the iteration cap."""
     scores = np.array([p.scores for p in points])
     iterations = np.array([p.iterations for p in points], dtype=np.int64)
     results: dict = {"params": candidates}
@@ -300,17 +323,19 @@ def _cv_results(candidates: list[dict], points: list[PointResult], n_splits: int
     for i in range(n_splits):
         results[f"split{i}_iterations"] = iterations[:, i]
     results["total_iterations"] = iterations.sum(axis=1)
+    results["iteration_cap_hits"] = np.array([np.count_nonzero(p.capped) for p in points])
     return results
 
 
 def write_search(X, y, name: str, log2_C, log2_gamma, k: int, seed: int, method: str, out,
                  n_jobs: int = 1, eps: float = 1e-3, cache_mb: float = 100.0,
-                 shrinking: bool = True, kernel_mode: str = "auto", provenance=None) -> dict:
+                 shrinking: bool = True, kernel_mode: str = "auto", max_iter: int | None = None,
+                 provenance=None) -> dict:
     """Grid search on LibSVM's stratified k folds (``alphaseed.folds``, drawn with ``seed``),
     with a progress bar; writes ``out`` (JSON), ``out``.csv and ``out``.png (the heat map).
 
-    ``provenance(started_utc, finished_utc)``, when given, adds its dict to the JSON.
-    Returns what the JSON holds.
+    ``max_iter`` is ``alphaseed.SVC``'s (None: LibSVM's cap). ``provenance(started_utc,
+    finished_utc)``, when given, adds its dict to the JSON. Returns what the JSON holds.
     """
     import pandas as pd
 
@@ -321,7 +346,8 @@ def write_search(X, y, name: str, log2_C, log2_gamma, k: int, seed: int, method:
     log2_C, log2_gamma = sorted(log2_C), sorted(log2_gamma)
     grid = {"C": [2.0 ** v for v in log2_C], "gamma": [2.0 ** v for v in log2_gamma]}
     splits = KFoldRounds(stratified_folds(np.asarray(y), k, seed), k)
-    estimator = SVC(tol=eps, cache_size=cache_mb, shrinking=shrinking, kernel_mode=kernel_mode)
+    estimator = SVC(tol=eps, cache_size=cache_mb, shrinking=shrinking, kernel_mode=kernel_mode,
+                    max_iter=max_iter)
     search = GridSearchCV(estimator, grid, cv=splits, method=method, refit=False, n_jobs=n_jobs,
                           verbose=1)
     start = time.perf_counter()
@@ -336,12 +362,13 @@ def write_search(X, y, name: str, log2_C, log2_gamma, k: int, seed: int, method:
         "accuracy": 100.0 * results["mean_test_score"],
         **{f"split{i}_accuracy": 100.0 * results[f"split{i}_test_score"] for i in range(k)},
         "iterations": results["total_iterations"],
+        "iteration_cap_hits": results["iteration_cap_hits"],
         "fit_seconds": results["mean_fit_time"] * k,
     })
     summary = {
         "dataset": name, "n": int(X.shape[0]), "dim": int(X.shape[1]), "k": k, "seed": seed,
         "method": method, "kernel_mode": kernel_mode, "eps": eps, "shrinking": shrinking,
-        "log2_C": log2_C, "log2_gamma": log2_gamma, "seconds": seconds,
+        "max_iter": max_iter, "log2_C": log2_C, "log2_gamma": log2_gamma, "seconds": seconds,
         "started_utc": started, "finished_utc": utc_now(),
     }
     if provenance is not None:
@@ -350,7 +377,8 @@ def write_search(X, y, name: str, log2_C, log2_gamma, k: int, seed: int, method:
 
 
 # What every part of a search split by gamma column must share to be merged.
-SEARCH_SETTINGS = ("dataset", "n", "dim", "k", "seed", "method", "kernel_mode", "eps", "shrinking", "log2_C")
+SEARCH_SETTINGS = ("dataset", "n", "dim", "k", "seed", "method", "kernel_mode", "eps", "shrinking", "max_iter",
+                   "log2_C")
 
 
 def merge_searches(parts, out) -> dict:
@@ -385,7 +413,8 @@ def merge_searches(parts, out) -> dict:
 
 
 def _write_search(summary: dict, points, out) -> dict:
-    """Writes ``out`` (JSON: ``summary`` with the best point, the total iterations and the points),
+    """Writes ``out`` (JSON: ``summary`` with the best point, the total iterations, the number of
+    points where SMO stopped at the iteration cap in some split, and the points),
     ``out``.csv (the points) and ``out``.png (the heat map); returns what the JSON holds.
 
     The points are put in GridSearchCV's candidate order (C, then gamma, each ascending), and the best is
@@ -400,6 +429,7 @@ def _write_search(summary: dict, points, out) -> dict:
     summary = {**summary,
                "best": {key: float(best[key]) for key in ("log2_C", "log2_gamma", "C", "gamma", "accuracy")},
                "total_iterations": int(points["iterations"].sum()),
+               "points_at_iteration_cap": int((points["iteration_cap_hits"] > 0).sum()),
                "points": points.to_dict(orient="records")}
     out = Path(out)
     with atomic_path(out) as temporary:
@@ -407,19 +437,22 @@ def _write_search(summary: dict, points, out) -> dict:
     with atomic_path(out.with_suffix(".csv")) as temporary:
         points.to_csv(temporary, index=False)
     accuracy = points.pivot(index="log2_gamma", columns="log2_C", values="accuracy")
+    capped = points[points["iteration_cap_hits"] > 0]
     heat_map(list(accuracy.columns), list(accuracy.index), accuracy.to_numpy(),
-             (best["log2_C"], best["log2_gamma"]),
+             (best["log2_C"], best["log2_gamma"]), list(zip(capped["log2_C"], capped["log2_gamma"])),
              f"{summary['dataset']}: {summary['k']}-fold CV accuracy ({summary['method']})", out.with_suffix(".png"))
     return summary
 
 
-def heat_map(log2_C, log2_gamma, accuracy, best, title: str, path) -> None:
-    """CV accuracy (percent) over (log2 C, log2 gamma), the best point marked; PNG, atomically.
+def heat_map(log2_C, log2_gamma, accuracy, best, capped, title: str, path) -> None:
+    """CV accuracy (percent) over (log2 C, log2 gamma), the best point and the points where SMO
+    stopped at the iteration cap marked; PNG, atomically.
 
     ``accuracy[i, j]`` belongs to ``log2_gamma[i]`` and ``log2_C[j]``, both ascending and evenly
-    spaced; ``best`` is (log2 C, log2 gamma).
+    spaced; ``best`` is (log2 C, log2 gamma), ``capped`` a list of them.
     """
     from matplotlib.figure import Figure
+    from matplotlib.patheffects import withStroke
 
     from .atomic import atomic_path
 
@@ -428,6 +461,11 @@ def heat_map(log2_C, log2_gamma, accuracy, best, title: str, path) -> None:
     image = axes.imshow(accuracy, origin="lower", aspect="auto", cmap="viridis",
                         extent=_extent(log2_C) + _extent(log2_gamma))
     figure.colorbar(image, ax=axes, label="CV accuracy (%)")
+    if capped:  # under the best point's star
+        # white with a black edge: visible on every colour of the map and on the legend's white
+        axes.plot(*zip(*capped), marker="x", markersize=9, markeredgewidth=2, color="white",
+                  linestyle="none", label="SMO stopped at the iteration cap (not converged)",
+                  path_effects=[withStroke(linewidth=4, foreground="black")])
     axes.plot(*best, marker="*", markersize=16, color="red", markeredgecolor="white",
               linestyle="none", label=f"best: log2 C = {best[0]:g}, log2 gamma = {best[1]:g}")
     axes.set_xticks(log2_C)
@@ -449,8 +487,8 @@ def _extent(values) -> list[float]:
 
 def compare_methods(summaries: dict[str, dict]) -> pd.DataFrame:
     """One row per method of one search (``write_search``'s summaries by method): its best
-    point, iterations and time, and against ``cold`` when it ran: its ratios and the points
-    whose accuracy differs."""
+    point, iterations, time and points where SMO stopped at the iteration cap, and against
+    ``cold`` when it ran: its ratios and the points whose accuracy differs."""
     import pandas as pd
 
     cold = summaries.get("cold")
@@ -459,7 +497,8 @@ def compare_methods(summaries: dict[str, dict]) -> pd.DataFrame:
         row = {"method": method, "best log2 C": summary["best"]["log2_C"],
                "best log2 gamma": summary["best"]["log2_gamma"],
                "best accuracy (%)": summary["best"]["accuracy"],
-               "iterations": summary["total_iterations"], "seconds": summary["seconds"]}
+               "iterations": summary["total_iterations"], "seconds": summary["seconds"],
+               "points at the iteration cap": summary["points_at_iteration_cap"]}
         if cold is not None:
             accuracy = {(p["log2_C"], p["log2_gamma"]): p["accuracy"] for p in cold["points"]}
             row["cold / method iterations"] = cold["total_iterations"] / max(1, summary["total_iterations"])
