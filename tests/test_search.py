@@ -154,7 +154,7 @@ def test_sparse_input_gives_the_dense_results():
 def test_a_search_merged_from_its_gamma_columns_is_the_whole_search(tmp_path):
     """Catches a merge that loses or reorders points, chooses another best point than one search would (ties go
     to the first point in GridSearchCV's order: C, then gamma, ascending), miscounts the iterations, or merges
-    parts of different searches or overlapping columns."""
+    parts of different searches, overlapping columns or a part that does not say where SMO was capped."""
     from alphaseed.cli import main
     from alphaseed.errors import ConfigError
     from alphaseed.search import merge_searches, write_search
@@ -188,6 +188,12 @@ def test_a_search_merged_from_its_gamma_columns_is_the_whole_search(tmp_path):
     write_search(X, y, "moons", log2_C, [3.0], 3, 0, "cold", tmp_path / "cold.json")
     with pytest.raises(ConfigError, match="method"):
         merge_searches([parts[0], tmp_path / "cold.json"], tmp_path / "x.json")
+    older = json.loads(parts[0].read_text())
+    for point in older["points"]:
+        del point["iteration_cap_hits"]
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    with pytest.raises(ConfigError, match="iteration cap: run its search again"):
+        merge_searches([tmp_path / "older.json", parts[1]], tmp_path / "x.json")
 
 
 def test_points_stopped_at_the_iteration_cap_are_counted_warned_of_and_marked(tmp_path):

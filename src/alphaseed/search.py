@@ -399,6 +399,9 @@ def merge_searches(parts, out) -> dict:
         if differing:
             raise ConfigError(f"{part} is a part of another search: its {', '.join(differing)} differ from "
                               f"{parts[0]}'s")
+        if any("iteration_cap_hits" not in point for point in summary["points"]):
+            raise ConfigError(f"{part} comes from an older alphaseed that did not record which points stopped "
+                              f"at the iteration cap: run its search again")
     gammas = [g for summary in summaries for g in summary["log2_gamma"]]
     if len(set(gammas)) != len(gammas):
         raise ConfigError(f"the parts share gamma columns: log2 gamma {sorted(gammas)}")
