@@ -47,6 +47,16 @@ def uneven_folds(data, n: int, min_k: int) -> list[np.ndarray]:
     return [np.flatnonzero(folds == h) for h in range(k)]
 
 
+def assert_seeds_feasible(ctx, names) -> None:
+    """Each named seeder's seed for ``ctx`` is aligned with ``ctx.next_index`` and feasible."""
+    y_next = ctx.y[ctx.next_index]
+    for name in names:
+        seed = SEEDERS[name](ctx)
+        assert seed.shape == ctx.next_index.shape, name
+        assert_feasible(seed, y_next, ctx.C)
+        check_warm_start(seed, y_next, ctx.C)
+
+
 @PROPERTY_SETTINGS
 @given(problem=problems(), data=st.data())
 def test_every_kfold_seed_is_feasible(problem, data):
@@ -58,13 +68,7 @@ def test_every_kfold_seed_is_feasible(problem, data):
     k = len(order)
     h = data.draw(st.integers(2, k))
     prev = solve(kernel, y, training_set(order, h - 1), C, max_iter=max_iter)
-    ctx = kfold_context(kernel, y, C, order, h, prev)
-    y_next = y[ctx.next_index]
-    for name in KFOLD_SEEDERS:
-        seed = SEEDERS[name](ctx)
-        assert seed.shape == ctx.next_index.shape
-        assert_feasible(seed, y_next, C)
-        check_warm_start(seed, y_next, C)
+    assert_seeds_feasible(kfold_context(kernel, y, C, order, h, prev), KFOLD_SEEDERS)
 
 
 @PROPERTY_SETTINGS
@@ -74,13 +78,7 @@ def test_every_leave_one_out_seed_is_feasible(problem, data):
     kernel, y, C, max_iter = problem
     t = data.draw(st.integers(0, y.size - 1))
     full = solve(kernel, y, np.arange(y.size), C, max_iter=max_iter)
-    ctx = loo_context(kernel, y, C, full, t)
-    y_next = y[ctx.next_index]
-    for name in sorted(SEEDERS):
-        seed = SEEDERS[name](ctx)
-        assert seed.shape == ctx.next_index.shape
-        assert_feasible(seed, y_next, C)
-        check_warm_start(seed, y_next, C)
+    assert_seeds_feasible(loo_context(kernel, y, C, full, t), sorted(SEEDERS))
 
 
 @PROPERTY_SETTINGS
@@ -95,7 +93,4 @@ def test_every_full_model_kfold_seed_is_feasible(problem, data):
     everything = np.concatenate(order)
     full = solve(kernel, y, everything, C, max_iter=max_iter)
     train = training_set(order, data.draw(st.integers(1, k)))
-    seed = SEEDERS["full"](seed_context(kernel, y, C, everything, full, train))
-    assert seed.shape == train.shape
-    assert_feasible(seed, y[train], C)
-    check_warm_start(seed, y[train], C)
+    assert_seeds_feasible(seed_context(kernel, y, C, everything, full, train), ["full"])
