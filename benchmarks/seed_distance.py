@@ -10,8 +10,9 @@ convex combination of two feasible points of the same training set. t = 1 is the
 t = 0.1 is ten times closer to the optimum in every coordinate.
 
 A dashed line is the share of cold's iterations at which a method's seeded rounds total half
-of cold's iterations (issue 13's target for a seeder): for SIR, whose round 1 is cold, 4/9 at
-k = 10; for FULL, whose k rounds follow the full model, less by that model's share.
+of cold's iterations (the project's target for a seeder, README "Seeding"): for SIR, whose
+round 1 is cold, 4/9 at k = 10; for FULL, whose k rounds follow the full model, less by that
+model's share.
 
     python benchmarks/seed_distance.py --case adult              # full Adult, k = 10, round 2
     python benchmarks/seed_distance.py --case adult:5000 --k 5 --log2-C 15 --log2-gamma -9
@@ -51,12 +52,12 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "seed_distance.csv"),
                         help="the CSV; the figure goes beside it as a PNG of the same name")
     args = parser.parse_args()
+    if not 2 <= args.round <= args.k:
+        sys.exit(f"--round must be 2..{args.k}: round 1 has no previous round to seed SIR")
     name, _, size = args.case.partition(":")
     X, y, entry, seed = load_case(name, int(size) if size else None)
     C = 2.0 ** args.log2_C if args.log2_C is not None else entry["C"]
     gamma = 2.0 ** args.log2_gamma if args.log2_gamma is not None else entry["gamma"]
-    if not 2 <= args.round <= args.k:
-        sys.exit(f"--round must be 2..{args.k}: round 1 has no previous round to seed SIR")
 
     kernel = KernelMatrix(X, gamma, mode=args.kernel_mode)
     rounds = KFoldRounds(stratified_folds(y, args.k, seed), args.k)
