@@ -1,6 +1,6 @@
 from snakemake.utils import min_version
 
-from alphaseed.config import validate_config
+from alphaseed.pipeline.config import validate_config
 
 min_version("8.0")
 

@@ -70,7 +70,7 @@ def _counters(record) -> dict:
 
 def cache_mb(case: str, as_full: bool) -> float:
     """LibSVM's 100 MB, or (``as_full``) the share of a sample's kernel matrix it holds at full size."""
-    from alphaseed.config import load_config
+    from alphaseed.pipeline.config import load_config
 
     dataset, _, sample = case.partition("@")
     n = load_config(ROOT / "config.yaml")["datasets"][dataset]["n"]
@@ -80,11 +80,12 @@ def cache_mb(case: str, as_full: bool) -> float:
 def run_one(case: str, method: str, max_rounds: int | None, cache: float) -> dict:
     """Runs inside the child process: one cross-validation, summarised as a JSON line."""
     from alphaseed.cv import cross_validate
+    from alphaseed.solver import SolverOptions
 
     dataset, _, sample = case.partition("@")
     X, y, entry, seed = load_case(dataset, int(sample) if sample else None)
-    result = cross_validate(X, y, entry["C"], entry["gamma"], K, method, seed=seed,
-                            kernel_mode="cache", max_rounds=max_rounds, cache_mb=cache)
+    result = cross_validate(X, y, entry["C"], entry["gamma"], K, method, seed=seed, max_rounds=max_rounds,
+                            options=SolverOptions(kernel_mode="cache", cache_mb=cache))
     # SIR's round 1 is cold: its per-iteration figures are over the seeded rounds only.
     timed = result.rounds[1:] if method == "sir" else result.rounds
     # Seeded rounds can take no iteration at all (Madelon's seeds are optimal): no per-iteration cost.

@@ -79,12 +79,12 @@ def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str,
             max_rounds: int | None, chains: int, cache_mb: float) -> dict:
     """Runs inside the child process: one cross-validation, reported as a JSON line."""
     from alphaseed.cv import cross_validate
+    from alphaseed.solver import SolverOptions
 
     X, y, entry, seed = load_case(dataset, subsample)
     with Clock() as clock:
-        result = cross_validate(X, y, entry["C"], entry["gamma"], k, method,
-                                seed=seed, kernel_mode=mode, max_rounds=max_rounds, chains=chains,
-                                cache_mb=cache_mb)
+        result = cross_validate(X, y, entry["C"], entry["gamma"], k, method, seed=seed, max_rounds=max_rounds,
+                                chains=chains, options=SolverOptions(kernel_mode=mode, cache_mb=cache_mb))
     train_seconds = sum(r.seconds.train for r in result.rounds)
     active = sum(r.kernel.active_sum for r in result.rounds if r.kernel is not None)
     return {"seconds": result.seconds, "estimated": result.estimated,
@@ -103,7 +103,7 @@ def run_peer(dataset: str, subsample: int | None, k: int, peer: str, threads: in
     """Runs inside the child process: a peer's cross-validation on our folds, as a JSON line."""
     from sklearn.model_selection import PredefinedSplit, cross_val_predict
 
-    from alphaseed.folds import stratified_folds
+    from alphaseed.cv import stratified_folds
 
     if peer == "sklearn":
         from sklearn.svm import SVC

@@ -38,7 +38,7 @@ VARIANTS = ("libsvm", "sklearn", "intelex", "cold", "seeded")
 
 
 def log2_values(text: str) -> list[float]:
-    from alphaseed.cli import log2_range
+    from alphaseed.pipeline.grid import log2_range
 
     return log2_range(text)
 
@@ -55,7 +55,7 @@ def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, n_job
     points = [(C, gamma) for C in Cs for gamma in gammas]
     iterations = None
     if variant == "libsvm":
-        from alphaseed.baseline import warmup
+        from alphaseed.cv.baseline import warmup
         from alphaseed.cv import cross_validate
 
         warmup()
@@ -84,7 +84,7 @@ def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, n_job
                          refit=False).fit(X, y)
         else:
             from alphaseed import SVC, GridSearchCV
-            from alphaseed.smo import warmup
+            from alphaseed.solver import warmup
 
             warmup()
             search = GridSearchCV(SVC(), {"C": Cs, "gamma": gammas}, cv=splits, refit=False,

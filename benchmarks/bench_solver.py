@@ -32,13 +32,14 @@ def run_one(spec: str, k: int, max_rounds: int | None) -> dict:
     import numpy as np
 
     from alphaseed.cv import cross_validate
+    from alphaseed.solver import SolverOptions
 
     name, _, sample = spec.partition(":")
     X, y, entry, seed = load_case(name, int(sample) if sample else None)
     row = {"dataset": spec, "n": int(y.size), "k": k}
     for method, label in (("libsvm", "libsvm"), ("cold", "ours")):
         result = cross_validate(X, y, entry["C"], entry["gamma"], k, method, seed=seed,
-                                max_rounds=max_rounds, kernel_mode="cache")
+                                max_rounds=max_rounds, options=SolverOptions(kernel_mode="cache"))
         train = [r.seconds.gradient_init + r.seconds.train for r in result.rounds]
         row.update({
             "rounds": result.rounds_run,

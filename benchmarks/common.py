@@ -12,9 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def load_case(name: str, subsample: int | None):
     """(X, y, config entry, seed) of a config dataset, or of its stratified sample."""
-    from alphaseed.config import load_config
-    from alphaseed.data import load_dataset
-    from alphaseed.folds import stratified_subsample
+    from alphaseed.pipeline.config import load_config
+    from alphaseed.pipeline.data import load_dataset
+    from alphaseed.cv import stratified_subsample
 
     config = load_config(ROOT / "config.yaml")
     X, y = load_dataset(name, config)

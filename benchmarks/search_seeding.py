@@ -1,6 +1,6 @@
 """Which seed along C pays: SMO iterations of a grid search, cold vs seeded variants.
 
-Runs ``alphaseed.search.search_column`` over a (log2 C, log2 gamma) grid on the same folds
+Runs ``alphaseed.sklearn.search_column`` over a (log2 C, log2 gamma) grid on the same folds
 (StratifiedKFold, shuffled with the config seed) for cold and for each (method, C seed) and
 prints total iterations, wall time and the grid points whose CV accuracy differs from cold.
 
@@ -26,8 +26,8 @@ def log2_range(text: str) -> list[float]:
 def main() -> None:
     from sklearn.model_selection import StratifiedKFold
 
-    from alphaseed.search import search_column
-    from alphaseed.smo import warmup
+    from alphaseed.sklearn import search_column
+    from alphaseed.solver import SolverOptions, warmup
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", default="heart", help="dataset[:subsample]")
@@ -48,7 +48,8 @@ def main() -> None:
         start = time.perf_counter()
         iterations, points = 0, {}
         for gamma in gammas:
-            column = search_column(X, y, gamma, Cs, splits, method, c_seed=c_seed or "gap")
+            column = search_column(X, y, gamma, Cs, splits, method=method, options=SolverOptions(cache_mb=200.0),
+                                   c_seed=c_seed or "gap")
             for C, point in column.items():
                 iterations += int(point.iterations.sum())
                 points[(C, gamma)] = point.scores.mean()

@@ -33,12 +33,12 @@ from common import ROOT, load_case, write_csv
 def main() -> None:
     from matplotlib.figure import Figure
 
-    from alphaseed.cv import seed_context
-    from alphaseed.figures import save
-    from alphaseed.folds import KFoldRounds, stratified_folds
+    from alphaseed.seeding import seed_context
+    from alphaseed.report.figures import save
+    from alphaseed.cv import KFoldRounds, stratified_folds
     from alphaseed.kernel import KernelMatrix
     from alphaseed.seeding import SEEDERS
-    from alphaseed.smo import solve
+    from alphaseed.solver import SolverOptions, solve
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", default="adult", help="dataset[:subsample]")
@@ -64,11 +64,11 @@ def main() -> None:
     previous, _ = rounds[args.round - 2]
     train, _ = rounds[args.round - 1]
     everything = np.arange(y.size)
-    optimum = solve(kernel, y, train, C, eps=args.tight_eps).alpha
+    optimum = solve(kernel, y, train, C, options=SolverOptions(eps=args.tight_eps)).alpha
     full_model = solve(kernel, y, everything, C)
     seeds = {
-        "sir": SEEDERS["sir"](seed_context(kernel, y, C, previous, solve(kernel, y, previous, C), train)),
-        "full": SEEDERS["full"](seed_context(kernel, y, C, everything, full_model, train)),
+        "sir": SEEDERS["sir"](seed_context(kernel, y, C, (previous, solve(kernel, y, previous, C)), train)),
+        "full": SEEDERS["full"](seed_context(kernel, y, C, (everything, full_model), train)),
         "cold": np.zeros(train.size),
     }
     cold_iterations = solve(kernel, y, train, C).iterations

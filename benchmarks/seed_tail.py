@@ -26,6 +26,7 @@ FIRST_SEEDED_ROUND = {"cold": 1, "full": 1}
 
 def main() -> None:
     from alphaseed.cv import cross_validate
+    from alphaseed.solver import SolverOptions
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", default="adult", help="dataset[:subsample]")
@@ -42,8 +43,8 @@ def main() -> None:
     for eps in args.eps:
         for method in args.methods:
             result = cross_validate(X, y, entry["C"], entry["gamma"], k=args.k, method=method,
-                                    seed=seed, max_rounds=args.rounds, eps=eps,
-                                    kernel_mode=args.kernel_mode)
+                                    seed=seed, max_rounds=args.rounds,
+                                    options=SolverOptions(eps=eps, kernel_mode=args.kernel_mode))
             first = FIRST_SEEDED_ROUND.get(method, 2)
             seeded = [r.iterations for r in result.rounds if r.round >= first]
             rows.append(dict(case=args.case, k=args.k, eps=eps, method=method,

@@ -7,7 +7,7 @@ import functools
 import os
 from pathlib import Path
 
-from alphaseed.job_environment import pin_blas_kernels
+from alphaseed.pipeline.environment import pin_blas_kernels
 
 # Before anything loads NumPy: the BLAS kernels of the pipeline's jobs, so that a test repeating a
 # job (test_determinism) gets its MIR and ATO seeds on any CPU.
@@ -16,8 +16,8 @@ pin_blas_kernels()
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
-from alphaseed.config import load_config  # noqa: E402
-from alphaseed.data import MIRROR_ENV, load_dataset  # noqa: E402
+from alphaseed.pipeline.config import load_config  # noqa: E402
+from alphaseed.pipeline.data import MIRROR_ENV, load_dataset  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from alphaseed import cross_validate
-from alphaseed import cv as cv_module
+from alphaseed.cv import cross_validation as cv_module
 from alphaseed.cv import chain_layout
 from alphaseed.errors import ConfigError
+from alphaseed.solver import SolverOptions
 
 
 def synthetic(seed: int = 3, n: int = 300, dim: int = 5):
@@ -37,9 +38,9 @@ def test_each_chain_starts_as_round_one_and_seeds_from_its_own_rounds(method):
     1-5 are those of the single chain and round 6 is the cold start's, while FULL's rounds, each seeded from the
     one model on all instances, are the same whatever the chains."""
     X, y = synthetic()
-    one = cross_validate(X, y, 2.0, 0.3, 10, method, kernel_mode="gram")
-    two = cross_validate(X, y, 2.0, 0.3, 10, method, kernel_mode="gram", chains=2)
-    cold = cross_validate(X, y, 2.0, 0.3, 10, "cold", kernel_mode="gram")
+    one = cross_validate(X, y, 2.0, 0.3, 10, method, options=SolverOptions(kernel_mode="gram"))
+    two = cross_validate(X, y, 2.0, 0.3, 10, method, chains=2, options=SolverOptions(kernel_mode="gram"))
+    cold = cross_validate(X, y, 2.0, 0.3, 10, "cold", options=SolverOptions(kernel_mode="gram"))
     iterations = {name: [r.iterations for r in result.rounds] for name, result in
                   (("one", one), ("two", two), ("cold", cold))}
     if method == "sir":
@@ -66,8 +67,7 @@ def test_the_result_does_not_depend_on_the_threads(monkeypatch, kernel_mode):
     for threads in (1, 2):
         numba.set_num_threads(threads)
         try:
-            results.append(cross_validate(X, y, 2.0, 0.3, 10, "sir", kernel_mode=kernel_mode, chains=2,
-                                          cache_mb=0.05))
+            results.append(cross_validate(X, y, 2.0, 0.3, 10, "sir", chains=2, options=SolverOptions(kernel_mode=kernel_mode, cache_mb=0.05)))
         finally:
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     first, second = results
@@ -82,13 +82,13 @@ def test_the_result_does_not_depend_on_the_threads(monkeypatch, kernel_mode):
 @pytest.mark.parametrize("options, message", [
     (dict(method="sir", max_rounds=4), "max_rounds"),
     (dict(method="libsvm"), "libsvm"),
-    (dict(method="sir", kernel_mode="shared"), "shared"),
+    (dict(method="sir", options=SolverOptions(kernel_mode="shared")), "shared"),
 ])
 def test_chains_refuse_what_they_cannot_run(options, message):
     """Catches chains that would estimate from rounds that are not the first ones, run LibSVM, or write one
     shared row cache from two threads."""
     X, y = synthetic()
-    options = {"kernel_mode": "gram", **options}
+    options = {"options": SolverOptions(kernel_mode="gram"), **options}
     with pytest.raises(ConfigError, match=message):
         cross_validate(X, y, 2.0, 0.3, 10, options.pop("method"), chains=2, **options)
 
@@ -96,9 +96,9 @@ def test_chains_refuse_what_they_cannot_run(options, message):
 def _hold_compile_lock(log: str, label: str) -> None:
     import time
 
-    from alphaseed.smo import _compile_lock
+    from alphaseed.solver import compile_lock
 
-    with _compile_lock():
+    with compile_lock():
         with open(log, "a") as out:
             out.write(f"{label} in {time.time()}\n")
         time.sleep(0.5)

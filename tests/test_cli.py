@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from alphaseed.cli import main
-from alphaseed.records import read_run_record
+from alphaseed.pipeline.records import read_run_record
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def test_search_writes_json_csv_and_heat_map_with_the_best_point(config_file, tm
                                           ("0.5", [0.5])])
 def test_log2_ranges_read_as_grid_py_writes_them(text, values):
     """Catches an end left out (grid.py includes it) or a descending range refused."""
-    from alphaseed.cli import log2_range
+    from alphaseed.pipeline.grid import log2_range
 
     assert log2_range(text) == values
 

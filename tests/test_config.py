@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from alphaseed.config import dataset_entry, load_config, mirror_file_name, schema_path
+from alphaseed.pipeline.config import dataset_entry, load_config, mirror_file_name, schema_path
 from alphaseed.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

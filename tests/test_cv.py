@@ -8,7 +8,8 @@ from threadpoolctl import threadpool_limits
 
 from alphaseed import cross_validate
 from alphaseed.errors import AlphaseedError, ConfigError, SolverInputError
-from alphaseed.folds import stratified_subsample
+from alphaseed.cv import stratified_subsample
+from alphaseed.solver import SolverOptions
 
 
 @pytest.fixture(autouse=True)
@@ -195,7 +196,7 @@ def test_labels_other_than_plus_minus_one_are_refused():
 def test_explicit_splits_reproduce_k_fold_round_for_round(method):
     """Catches seeding index sets rebuilt from the splits in another order or content than the
     k-fold rounds use (S, R, T swapped or unsorted): iterations would differ."""
-    from alphaseed.folds import KFoldRounds, stratified_folds
+    from alphaseed.cv import KFoldRounds, stratified_folds
 
     X, y = synthetic(11, n=120)
     by_k = cross_validate(X, y, 10.0, 0.3, 5, method, seed=3)
@@ -258,8 +259,7 @@ def test_predictions_are_identical_in_every_kernel_mode(integer_features):
     if integer_features:
         X = (rng.random((300, 40)) < 0.1).astype(float)
     y = np.where(X[:, 0] + X[:, 1] + rng.normal(size=300) * 10 > 0, 1.0, -1.0)
-    runs = {mode: cross_validate(X, y, 4.0, 0.05 if integer_features else 1e-4, 5, "sir", seed=2,
-                                 kernel_mode=mode)
+    runs = {mode: cross_validate(X, y, 4.0, 0.05 if integer_features else 1e-4, 5, "sir", seed=2, options=SolverOptions(kernel_mode=mode))
             for mode in ("cache", "shared", "gram")}
     for mode in ("shared", "gram"):
         np.testing.assert_array_equal(runs[mode].predictions, runs["cache"].predictions)

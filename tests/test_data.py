@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from alphaseed.data import (
+from alphaseed.pipeline.data import (
     canonical_csr,
     download,
     fingerprint,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from alphaseed.cv import cross_validate
-from alphaseed.job_environment import OPENBLAS_CORE_CHOICE, X86_64
-from alphaseed.records import build_run_record
+from alphaseed.pipeline.environment import OPENBLAS_CORE_CHOICE, X86_64
+from alphaseed.pipeline.records import build_run_record
 
 TIMING_KEYS = {"seconds", "seconds_measured_total"}
 
@@ -67,7 +67,7 @@ PIPELINE_JOBS = ["heart/k10/sir-cache.json", "heart/k10/mir-cache.json", "madelo
 def test_a_pipeline_job_run_again_gives_the_same_record(job, tmp_path):
     """Rerun a job of the CI profile (which .ci/run executes first) and compare the records."""
     from alphaseed.cli import main
-    from alphaseed.records import read_run_record
+    from alphaseed.pipeline.records import read_run_record
 
     path = REPO / "results" / "ci" / "runs" / job
     if not path.exists():
@@ -90,12 +90,12 @@ def test_a_pipeline_job_run_again_gives_the_same_record(job, tmp_path):
 # than this CPU's own choice, so that a missing or late pin shows), then loads NumPy's and SciPy's OpenBLAS.
 PINNED_KERNELS = """
 import sys
-import alphaseed.job_environment as job_environment
+import alphaseed.pipeline.environment as job_environment
 job_environment.PORTABLE_OPENBLAS_CORE = sys.argv[2]
 from alphaseed.cli import main
 job_environment.pin_native_libraries(1) if sys.argv[1] == "job" else main(["publish", "--from", "/nonexistent"])
 import scipy.linalg
-from alphaseed.provenance import blas_kernels
+from alphaseed.pipeline.provenance import blas_kernels
 print(blas_kernels())
 """
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-import alphaseed.data as data
-from alphaseed.data import fingerprint, load_dataset, parse_libsvm, prepare_dataset, processed_path
+import alphaseed.pipeline.data as data
+from alphaseed.pipeline.data import fingerprint, load_dataset, parse_libsvm, prepare_dataset, processed_path
 from alphaseed.errors import DownloadError, MalformedFileError, VerificationError
 
 TEXT = b"".join(b"%d 1:%d 2:%.2f\n" % (1 if i % 2 else -1, i, i / 7) for i in range(1, 41))

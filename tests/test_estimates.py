@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from alphaseed import cross_validate
-from alphaseed.cv import RoundRecord, RoundSeconds, _summarise
+from alphaseed.cv import RoundRecord, RoundSeconds
+from alphaseed.cv.cross_validation import _Outcome, _summarise
 from alphaseed.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,8 +33,9 @@ def summarise(method: str, n_folds: int, seeds: list[float], rests: list[float],
     engine = SimpleNamespace(seconds_kernel=0.5, seconds_full_model=full_model, seconds_compile=0.0,
                              seconds_conversion=0.0, iterations_full_model=0)
     settings = dict(method=method, k=n_folds, n_folds=n_folds, n=n, dim=2, seed=0, max_rounds=len(rounds),
-                    kernel_mode="cache", C=1.0, gamma=0.5, eps=1e-3, cache_mb=100.0, shrinking=True)
-    return _summarise(rounds, predictions, np.arange(n), np.ones(n), engine, "", settings)
+                    kernel_mode="cache", C=1.0, gamma=0.5, eps=1e-3, cache_mb=100.0, shrinking=True,
+                    folds=np.arange(n), started_utc="")
+    return _summarise(_Outcome(rounds, predictions, np.ones(n)), engine, settings)
 
 
 @pytest.mark.parametrize("method", ["ato", "mir", "sir"])

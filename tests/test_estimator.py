@@ -11,7 +11,7 @@ from sklearn.svm import SVC as ScikitSVC
 from sklearn.utils.estimator_checks import check_estimator
 
 from alphaseed import SVC
-from alphaseed.folds import stratified_subsample
+from alphaseed.cv import stratified_subsample
 
 
 def labelled_blobs(seed: int, n: int = 160, labels=("no", "yes")):

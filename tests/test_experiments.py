@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from alphaseed.config import load_config
+from alphaseed.pipeline.config import load_config
 from alphaseed.errors import ConfigError
-from alphaseed.experiments import (
+from alphaseed.pipeline.experiments import (
     ATO_LOO_SHARE,
     COSTS,
     JOB_OVERHEAD_SECONDS,

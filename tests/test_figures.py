@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from test_tables import PAPER_RESULTS, make_record, write_records
 
-from alphaseed import figures, tables
+from alphaseed.report import figures, tables
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alphaseed.errors import SolverInputError
-from alphaseed.folds import (
+from alphaseed.cv import (
     KFoldRounds,
     folds_sha256,
     resolve_k,

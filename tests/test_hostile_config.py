@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from alphaseed.config import load_config, url_file_name
+from alphaseed.pipeline.config import load_config, url_file_name
 from alphaseed.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

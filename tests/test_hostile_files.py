@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from alphaseed.data import load_dataset, parse_libsvm
+from alphaseed.pipeline.data import load_dataset, parse_libsvm
 from alphaseed.errors import AlphaseedError, MalformedFileError
 
 # Small files and few examples: the whole module runs in a few seconds.

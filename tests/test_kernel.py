@@ -9,30 +9,34 @@ from hypothesis import strategies as st
 from sklearn.metrics.pairwise import rbf_kernel
 
 from alphaseed.errors import SolverInputError
-from alphaseed import gaussian
-from alphaseed.gaussian import (
-    PERMUTED_TABLE,
+from alphaseed.kernel import (
+    KernelMatrix,
     blas_dots_are_exact,
-    compact_rows,
-    dense_rows,
-    gaussian_from_dot,
-    gram_matrix,
-    kernel_block,
-    kernel_by_distance,
-    kernel_cross_times,
-    squared_norms,
-)
-from alphaseed.kernel import KernelMatrix, gram_bytes, memory_mb, resolve_mode, shared_dots
-from alphaseed.kernel_cache import (
-    PARALLEL_ROW_WORK,
     cache_swap_columns,
     cache_swap_keys,
     get_q,
+    gram_bytes,
+    kernel_cross_times,
+    memory_mb,
     new_cache,
+    resolve_mode,
+    shared_dots,
     solver_source,
     source_swap,
+    squared_norms,
 )
-from alphaseed.smo import solve
+from alphaseed.kernel import gram, products, values
+from alphaseed.kernel.gram import gram_matrix
+from alphaseed.kernel.native import PERMUTED_TABLE
+from alphaseed.kernel.row_source import PARALLEL_ROW_WORK
+from alphaseed.kernel.values import (
+    compact_rows,
+    dense_rows,
+    gaussian_from_dot,
+    kernel_block,
+    kernel_by_distance,
+)
+from alphaseed.solver import SolverOptions, solve
 
 MODES = ("cache", "shared", "gram")
 
@@ -73,11 +77,11 @@ def test_every_mode_stores_identical_values_and_gives_identical_runs(problem, bi
     for mode in MODES:
         km = KernelMatrix(X, gamma, mode=mode, memory_budget=1 << 30)
         blocks[mode] = km.block(train[:50], train)
-        runs[mode] = solve(km, y, train, C=10.0, cache_mb=0.05)  # a cache far too small
+        runs[mode] = solve(km, y, train, C=10.0, options=SolverOptions(cache_mb=0.05))  # a cache far too small
         alpha = np.concatenate([runs[mode].alpha[50:], np.zeros(50)])
         alpha = adjust_added(alpha, y[after], 10.0, np.arange(250), np.arange(250, 300))
-        warm[mode] = solve(km, y, after, C=10.0, cache_mb=0.05, alpha0=alpha,
-                           previous=(train, runs[mode]))
+        warm[mode] = solve(km, y, after, C=10.0, alpha0=alpha,
+                           previous=(train, runs[mode]), options=SolverOptions(cache_mb=0.05))
         assert warm[mode].kernel.carried and warm[mode].kernel.carry_values_outside > 0
     for mode in MODES[1:]:
         np.testing.assert_array_equal(blocks[mode], blocks["cache"])
@@ -149,19 +153,19 @@ def test_the_row_cache_serves_exact_rows_within_its_budget(operations, budget_ro
             continue
         row = get_q(a, b, km.X, km.sqnorm, km.gamma, gidx, y, cache, source)
         np.testing.assert_array_equal(row[:b], Q[gidx[a]][gidx[:b]])
-        assert sum(r.size for r in cache[0]) <= budget_values
+        assert sum(r.size for r in cache.rows) <= budget_values
 
 
 LOOKUP_WITHOUT_AVX512 = """
 import numpy as np
 from numba import njit
-from alphaseed import gaussian
+from alphaseed.kernel import native
 
-gaussian._target_has_avx512 = lambda: False
+native._target_has_avx512 = lambda: False
 
 @njit
 def lookup(out, distance, table, y, sign):
-    gaussian.signed_lookup(out, distance, table, y, sign)
+    native.signed_lookup(out, distance, table, y, sign)
 
 rng = np.random.default_rng(3)
 for n, entries in [(0, 32), (15, 32), (16, 29), (1001, 7)]:
@@ -210,10 +214,10 @@ def test_bit_sets_in_position_order_give_the_gathered_rows(features, ones, gamma
         X = np.zeros((n, features))
         np.put_along_axis(X, np.argsort(rng.random((n, features)), axis=1)[:, :ones], 1.0, axis=1)
     km = KernelMatrix(X, gamma, mode="cache")
-    table = km.compact_rows[4].astype(np.float32)
+    table = km.compact_rows.by_distance.astype(np.float32)
     assert (table.size <= PERMUTED_TABLE) == (ones is not None)
     assert (table.size > PERMUTED_TABLE and table[PERMUTED_TABLE - 1] == 0) == (gamma > 1)
-    assert n * km.compact_rows[3].shape[1] >= PARALLEL_ROW_WORK   # long rows are filled in parallel
+    assert n * km.compact_rows.bits.shape[1] >= PARALLEL_ROW_WORK   # long rows are filled in parallel
     gidx = rng.permutation(n)
     y = np.where(rng.random(n) < 0.3, 1.0, -1.0)
     source = solver_source(km.source, gidx)
@@ -245,7 +249,7 @@ def test_blas_dots_are_used_only_where_they_are_exact():
 
 def test_integer_features_give_the_same_kernel_by_blas_and_one_dot_at_a_time(monkeypatch):
     """Madelon-like raw integers: the GEMM path must reproduce the values bit for bit."""
-    monkeypatch.setattr(gaussian, "DOT_BLOCK_BYTES", 8 * 700 * 64)  # blocks of 64 rows
+    monkeypatch.setattr(gram, "DOT_BLOCK_BYTES", 8 * 700 * 64)  # blocks of 64 rows
     X = np.random.default_rng(5).integers(0, 1000, size=(700, 60)).astype(np.float64)
     sq = squared_norms(X)
     gamma = 1e-6
@@ -267,7 +271,7 @@ def test_integer_features_give_the_same_kernel_by_blas_and_one_dot_at_a_time(mon
 def test_the_gram_matrix_stores_zero_without_exp_only_where_float32_would(gamma, exponent):
     """Would catch the shortcut to 0.0 taken below e**-103.97 (subnormal values lost)."""
     dist = exponent / gamma
-    assert gaussian._stored_gaussian(dist, 0.0, 0.0, gamma) == np.float32(
+    assert gram._stored_gaussian(dist, 0.0, 0.0, gamma) == np.float32(
         gaussian_from_dot(dist, 0.0, 0.0, gamma))
 
 
@@ -276,7 +280,7 @@ def test_float32_dot_products_serve_only_the_rows_they_are_exact_for(monkeypatch
     beyond (here squared norms of 2**24 to 2**25, MNIST's largest digits) from float64: would
     catch the rows beyond left to float32 (their dots with each other, above 2**24, round),
     the bound taken as 2**25, and a redone row left unmirrored."""
-    monkeypatch.setattr(gaussian, "DOT_BLOCK_BYTES", 8 * 300 * 64)  # blocks of 64 rows
+    monkeypatch.setattr(gram, "DOT_BLOCK_BYTES", 8 * 300 * 64)  # blocks of 64 rows
     rng = np.random.default_rng(8)
     X = rng.integers(0, 400, size=(300, 40)).astype(np.float64)
     X[[3, 100, 250, 299]] = rng.integers(650, 900, size=(4, 40))      # beyond 2**24
@@ -297,12 +301,12 @@ def test_the_norm_band_computes_every_value_float32_does_not_round_to_zero(monke
     narrower than sqrt(105 / gamma) (those subnormals lost), a tile's reach taken from its
     first row instead of its last (tiles of 16 rows here), values written to sorted instead of
     original positions, and a used ``out`` not cleared outside the band."""
-    monkeypatch.setattr(gaussian, "GRAM_BAND_TILE_ROWS", 16)
+    monkeypatch.setattr(gram, "GRAM_BAND_TILE_ROWS", 16)
     rng = np.random.default_rng(12)
     X = np.column_stack([rng.permutation(300), rng.integers(0, 3, size=300)]).astype(np.float64)
     sq = squared_norms(X)
     gamma = 1.0
-    order, tiles = gaussian.norm_band(sq, gamma)
+    order, tiles = gram.norm_band(sq, gamma)
     assert sum((a1 - a0) * (b1 - a0) for a0, a1, b1 in tiles) < 0.25 * 300 * 300 / 2
     expected = kernel_block(X, sq, gamma, np.arange(300), np.arange(300), dense_rows())
     assert np.count_nonzero((expected > 0) & (expected < np.finfo(np.float32).tiny)) > 100
@@ -316,7 +320,7 @@ def test_gram_matrices_from_shared_dots_are_the_gram_matrices(monkeypatch, integ
     """A grid search builds every gamma's Gram matrix from one ``shared_dots``. Catches dots taken
     from BLAS on data where it is inexact (the one-at-a-time sums differ in the last bit), and a
     block of the shared dots sliced from column 0 instead of the block's diagonal."""
-    monkeypatch.setattr(gaussian, "DOT_BLOCK_BYTES", 8 * 300 * 64)  # blocks of 64 rows
+    monkeypatch.setattr(gram, "DOT_BLOCK_BYTES", 8 * 300 * 64)  # blocks of 64 rows
     rng = np.random.default_rng(11)
     # Far from the origin, as raw features are: ||x||^2 + ||z||^2 - 2 x.z cancels, and a dot
     # product's last bit shows in the float32 kernel value.
@@ -360,7 +364,7 @@ def test_gathered_times_sums_each_row_in_column_order(n_rows):
     weights = rng.normal(size=(25, 2))
     expected = np.array([[np.cumsum(K[r, cols].astype(np.float64) * weights[:, m])[-1]
                           for m in range(2)] for r in rows]).reshape(n_rows, 2)
-    np.testing.assert_array_equal(gaussian.gathered_times(K, rows, cols, weights), expected)
+    np.testing.assert_array_equal(products.gathered_times(K, rows, cols, weights), expected)
 
 
 @pytest.mark.parametrize("cache_bytes", [1 << 20, 2 * 4 * 29])  # all rows, or two at a time
@@ -372,9 +376,8 @@ def test_gradient_reconstruction_from_the_gram_matrix_equals_the_cached_one(prob
     over the active set, with a cache large enough and one that keeps two rows only, so that
     rows are evicted while their sums still read them. Would catch a leftover row skipped or
     summed into the wrong G, rows paired with the wrong sums, or a free alpha missed."""
-    from alphaseed.smo import (
-        FREE, LOWER, _reconstruct_gradient, _rows_together, kernel_rows, new_state, rows_apart,
-    )
+    from alphaseed.solver.shrinking import _reconstruct_gradient
+    from alphaseed.solver.state import FREE, LOWER, kernel_rows, new_state, rows_apart, rows_together
 
     X, y = problem
     l, active = 50, 29
@@ -390,7 +393,7 @@ def test_gradient_reconstruction_from_the_gram_matrix_equals_the_cached_one(prob
         state = new_state(alpha, np.zeros(l), G_bar, 1.0, 2)
         state.status[:] = LOWER
         state.status[free] = FREE
-        rows = _rows_together(*rows_apart(kernel_rows(km, gidx, y_l, new_cache(l, cache_bytes))))
+        rows = rows_together(*rows_apart(kernel_rows(km, gidx, y_l, new_cache(l, cache_bytes))))
         _reconstruct_gradient(state, rows, active)
         results.append(state.G)
     np.testing.assert_array_equal(results[0], results[1])
@@ -408,7 +411,7 @@ def typical_gamma(X):
 
 def form(compact) -> str:
     """Which of its forms ``compact_rows`` chose."""
-    return ("bits" if compact[3].size else "small" if compact[5].size else "csr" if compact[0].size
+    return ("bits" if compact.bits.size else "small" if compact.small.size else "csr" if compact.indptr.size
             else "dense")
 
 
@@ -450,8 +453,8 @@ def test_compact_rows_only_where_they_cannot_change_a_value_and_pay():
     binary = sparse_integers(rng, (60, 40), 0.1, 1)
     floats = binary * rng.random(binary.shape)
     dense_integers = sparse_integers(rng, (60, 40), 0.9, 255)
-    wide_binary = sparse_integers(rng, (60, gaussian.BITSET_MAX_FEATURES + 1), 0.1, 1)
-    beyond_int16 = gaussian.SMALL_INT_MAX + 1
+    wide_binary = sparse_integers(rng, (60, values.BITSET_MAX_FEATURES + 1), 0.1, 1)
+    beyond_int16 = values.SMALL_INT_MAX + 1
     chosen = {name: form(compact_rows(X, blas_dots_are_exact(X), 0.1)) for name, X in
               (("binary", binary), ("floats", floats), ("dense_integers", dense_integers),
                ("sparse_integers", binary * 7), ("wide_binary", wide_binary),
@@ -474,7 +477,7 @@ def test_binary_kernel_by_distance_is_the_blas_route_bit_for_bit(monkeypatch, d)
     differing ones (XOR), a table one entry short of d (two rows differing everywhere), the
     diagonal or a duplicate row not at 1, the wrong gamma's table, and prediction looking up
     float32 values or another instance's bits."""
-    monkeypatch.setattr(gaussian, "DOT_BLOCK_BYTES", 8 * 500 * 64)  # blocks of 64 rows
+    monkeypatch.setattr(gram, "DOT_BLOCK_BYTES", 8 * 500 * 64)  # blocks of 64 rows
     rng = np.random.default_rng(21)
     X = sparse_integers(rng, (500, d), 0.4, 1)
     X[1] = X[0]
@@ -529,10 +532,10 @@ def test_compact_dot_products_equal_dense_ones_on_any_integer_data(seed, n, d, d
     X[-1] = rng.integers(1, high + 1, size=d)
     gamma = typical_gamma(X)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(gaussian, "SPARSE_DENSITY", 1.0)
+        patch.setattr(values, "SPARSE_DENSITY", 1.0)
         compact = compact_rows(X, blas_dots_are_exact(X), gamma)
     assert form(compact) == ("bits" if np.isin(X, (0.0, 1.0)).all()
-                             else "small" if X.max() <= gaussian.SMALL_INT_MAX else "csr")
+                             else "small" if X.max() <= values.SMALL_INT_MAX else "csr")
     sq, every = squared_norms(X), np.arange(n)
     np.testing.assert_array_equal(kernel_block(X, sq, gamma, every, every, compact),
                                   kernel_block(X, sq, gamma, every, every, dense_rows()))
@@ -594,16 +597,16 @@ def test_prediction_in_slabs_sums_what_one_slab_sums(monkeypatch, kind, columns)
     sq = squared_norms(X)
     gamma = typical_gamma(X)
     km = KernelMatrix(X, gamma, mode="cache")
-    bits, by_distance = km.compact_rows[3:5]
+    bits, by_distance = km.compact_rows.bits, km.compact_rows.by_distance
     binary = (bits[:130], bits[130:], by_distance) if bits.size else None
     weights = rng.normal(size=(270, columns)).squeeze()
 
     def sums():
         return kernel_cross_times(X[:130], sq[:130], X[130:], sq[130:], gamma, weights,
-                                  blas_dots_are_exact(X), binary)
+                                  blas_dots_are_exact(X), binary=binary)
 
-    monkeypatch.setattr(gaussian, "CROSS_SLAB_BYTES", 8 * 270 * 130)
+    monkeypatch.setattr(products, "CROSS_SLAB_BYTES", 8 * 270 * 130)
     whole = sums()
     for rows in (64, 7, 1):
-        monkeypatch.setattr(gaussian, "CROSS_SLAB_BYTES", 8 * 270 * rows)
+        monkeypatch.setattr(products, "CROSS_SLAB_BYTES", 8 * 270 * rows)
         np.testing.assert_allclose(sums(), whole, rtol=0, atol=1e-13 * np.abs(weights).sum())

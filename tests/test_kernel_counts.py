@@ -7,8 +7,7 @@ import pytest
 
 from alphaseed import cross_validate
 from alphaseed.kernel import KernelMatrix
-from alphaseed.kernel_cache import (
-    COUNTS,
+from alphaseed.kernel import (
     EVICTIONS,
     HITS,
     REQUESTS,
@@ -19,8 +18,9 @@ from alphaseed.kernel_cache import (
     new_cache,
     solver_source,
 )
-from alphaseed.records import validate_run_record
-from alphaseed.smo import solve
+from alphaseed.pipeline.records import validate_run_record
+from alphaseed.solver import solve
+from alphaseed.solver import SolverOptions
 
 
 def problem(n=60, seed=0):
@@ -46,7 +46,7 @@ def test_a_large_cache_computes_each_distinct_row_once():
     for key in (0, 1, 0, 2, 1):
         request(km, cache, y, key, 10)
     request(km, cache, y, 0, 25)
-    counts = cache[COUNTS]
+    counts = cache.counts
     assert counts[REQUESTS] == 6
     assert counts[HITS] == 2
     assert counts[ROWS_COMPUTED] == 3
@@ -63,7 +63,7 @@ def test_a_two_row_cache_misses_and_evicts_on_every_third_row():
     cache = new_cache(30, 1)  # raised to two full rows
     for key in (0, 1, 2, 0, 1, 2):
         request(km, cache, y, key, 30)
-    counts = cache[COUNTS]
+    counts = cache.counts
     assert counts[REQUESTS] == counts[ROWS_COMPUTED] == 6
     assert counts[HITS] == 0
     assert counts[VALUES_COMPUTED] == 6 * 30
@@ -77,7 +77,7 @@ def test_the_solver_counts_add_up(shrinking):
     catch a request path that bypasses the counts."""
     X, y = problem()
     km = KernelMatrix(X, 0.5)
-    result = solve(km, y, np.arange(y.size), C=1.0, shrinking=shrinking)
+    result = solve(km, y, np.arange(y.size), C=1.0, options=SolverOptions(shrinking=shrinking))
     k = result.kernel
     assert k.requests == k.hits + k.rows_computed + k.rows_extended
     assert k.requests >= 3 * result.iterations
@@ -96,7 +96,7 @@ def test_the_counts_are_the_same_in_every_kernel_mode():
     counts = {}
     for mode in ("cache", "shared", "gram"):
         km = KernelMatrix(X, 0.5, mode=mode, memory_budget=1 << 30)
-        counts[mode] = solve(km, y, np.arange(y.size), C=1.0, shrinking=False).kernel
+        counts[mode] = solve(km, y, np.arange(y.size), C=1.0, options=SolverOptions(shrinking=False)).kernel
     assert counts["cache"] == counts["shared"] == counts["gram"]
 
 
@@ -121,7 +121,7 @@ def test_the_carry_over_is_counted_once_and_its_rows_serve_smo():
     it. Would catch the carry's rows counted twice or not at all, or SMO computing them again
     (without shrinking each row may be computed once in the whole solve)."""
     km, y, before, prev, after, alpha = seeded_pair()
-    result = solve(km, y, after, C=1.0, alpha0=alpha, previous=(before, prev), shrinking=False)
+    result = solve(km, y, after, C=1.0, alpha0=alpha, previous=(before, prev), options=SolverOptions(shrinking=False))
     k = result.kernel
     assert k.carried
     left = np.setdiff1d(before, after)
@@ -133,7 +133,7 @@ def test_the_carry_over_is_counted_once_and_its_rows_serve_smo():
     assert k.rows_extended == 0 and k.rows_computed <= after.size
     assert k.values_computed == k.rows_computed * after.size
 
-    scratch = solve(km, y, after, C=1.0, alpha0=alpha, shrinking=False)
+    scratch = solve(km, y, after, C=1.0, alpha0=alpha, options=SolverOptions(shrinking=False))
     assert not scratch.kernel.carried
     assert scratch.kernel.init_values == np.count_nonzero(alpha > 0) * after.size
     assert result.iterations == scratch.iterations
@@ -147,10 +147,8 @@ def test_the_carry_reads_each_row_once_when_the_cache_cannot_keep_it():
     on the cache's size."""
     km, y, before, prev, after, alpha = seeded_pair()
     assert np.count_nonzero(alpha[70:] > 0) > 0
-    small = solve(km, y, after, C=1.0, alpha0=alpha, previous=(before, prev), shrinking=False,
-                  cache_mb=1e-9, max_iter=0)
-    large = solve(km, y, after, C=1.0, alpha0=alpha, previous=(before, prev), shrinking=False,
-                  max_iter=0)
+    small = solve(km, y, after, C=1.0, alpha0=alpha, previous=(before, prev), options=SolverOptions(shrinking=False, cache_mb=1e-9, max_iter=0))
+    large = solve(km, y, after, C=1.0, alpha0=alpha, previous=(before, prev), options=SolverOptions(shrinking=False, max_iter=0))
     assert small.kernel.carried
     assert small.kernel.init_values == large.kernel.init_values == 10 * after.size
     assert np.array_equal(small.gradient, large.gradient)
@@ -160,12 +158,12 @@ def test_the_carry_reads_each_row_once_when_the_cache_cannot_keep_it():
 def test_each_round_records_its_kernel_counts():
     """A run record carries each round's counts (null for LibSVM), and a record written before
     they were counted still validates. Would catch the counts lost on the way to the record."""
-    from alphaseed.provenance import collect_provenance
-    from alphaseed.records import build_run_record
+    from alphaseed.pipeline.provenance import collect_provenance
+    from alphaseed.pipeline.records import build_run_record
 
     X, y = problem(90, seed=4)
     for method in ("sir", "libsvm"):
-        result = cross_validate(X, y, 1.0, 0.5, 10, method, kernel_mode="cache", max_rounds=4)
+        result = cross_validate(X, y, 1.0, 0.5, 10, method, max_rounds=4, options=SolverOptions(kernel_mode="cache"))
         provenance = collect_provenance({"dataset": "synthetic"}, "f" * 64,
                                         result.started_utc, result.finished_utc)
         record = json.loads(json.dumps(build_run_record(result, "synthetic", provenance)))

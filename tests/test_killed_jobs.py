@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from alphaseed.records import RunRecordError, read_run_record
-from alphaseed.tables import load_runs
+from alphaseed.pipeline.records import RunRecordError, read_run_record
+from alphaseed.report.tables import load_runs
 
 
 @pytest.fixture

@@ -16,10 +16,11 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from alphaseed.cv import seed_context
+from alphaseed.seeding import seed_context
 from alphaseed.kernel import KernelMatrix
 from alphaseed.seeding import FROM_FULL_MODEL, SEEDERS
-from alphaseed.smo import solve
+from alphaseed.solver import solve
+from alphaseed.solver import SolverOptions
 from naive_seeding import NAIVE_SEEDERS, gaussian_kernel
 from test_seeding import assert_feasible, kfold_context, loo_context, training_set
 
@@ -88,7 +89,7 @@ def test_kfold_seeds_equal_the_naive_twins(problem, data):
     kernel = KernelMatrix(X, gamma)
     order = uneven_folds(data, y.size)
     h = data.draw(st.integers(2, len(order)), label="round")
-    prev = solve(kernel, y, training_set(order, h - 1), C, max_iter=max_iter)
+    prev = solve(kernel, y, training_set(order, h - 1), C, options=SolverOptions(max_iter=max_iter))
     ctx = kfold_context(kernel, y, C, order, h, prev)
     assert_seeds_agree(ctx, gaussian_kernel(X, gamma), C, KFOLD_SEEDERS, f"{regime} k-fold")
 
@@ -102,7 +103,7 @@ def test_leave_one_out_seeds_equal_the_naive_twins(problem, data):
     regime, X, y, C, gamma, max_iter = problem
     event(regime)
     kernel = KernelMatrix(X, gamma)
-    full = solve(kernel, y, np.arange(y.size), C, max_iter=max_iter)
+    full = solve(kernel, y, np.arange(y.size), C, options=SolverOptions(max_iter=max_iter))
     t = data.draw(st.integers(0, y.size - 1), label="left out")
     ctx = loo_context(kernel, y, C, full, t)
     assert_seeds_agree(ctx, gaussian_kernel(X, gamma), C, sorted(SEEDERS), f"{regime} loo")
@@ -111,8 +112,8 @@ def test_leave_one_out_seeds_equal_the_naive_twins(problem, data):
 def full_model_context(kernel, y, C, order, h, max_iter=None):
     """Round h's context under FULL: the model on every fold, round h's training set."""
     everything = np.concatenate(order)
-    full = solve(kernel, y, everything, C, max_iter=max_iter)
-    return seed_context(kernel, y, C, everything, full, training_set(order, h))
+    full = solve(kernel, y, everything, C, options=SolverOptions(max_iter=max_iter))
+    return seed_context(kernel, y, C, (everything, full), training_set(order, h))
 
 
 @TWIN_SETTINGS

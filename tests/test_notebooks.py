@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from nbclient import NotebookClient
 
-from alphaseed.records import read_run_record
-from alphaseed.tables import method_label
+from alphaseed.pipeline.records import read_run_record
+from alphaseed.report.formats import method_label
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))

@@ -15,13 +15,15 @@ import numpy as np
 import pytest
 import yaml
 
-from alphaseed import publish as publishing
-from alphaseed import tables
+from alphaseed.pipeline import kernel_facts as kernel_facts_module
+from alphaseed.report import deviations, documents
+from alphaseed.report import runs as published_runs
+from alphaseed.report import formats, tables
 from alphaseed.cli import main
-from alphaseed.config import load_config
-from alphaseed.experiments import all_jobs
-from alphaseed.records import RunRecordError, read_run_record
-from alphaseed.summaries import read_run, summarise, write_summary
+from alphaseed.pipeline.config import load_config
+from alphaseed.pipeline.experiments import all_jobs
+from alphaseed.pipeline.records import RunRecordError, read_run_record
+from alphaseed.pipeline.summaries import read_run, summarise, write_summary
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_RESULTS = REPO / "workflow" / "resources" / "paper_results.csv"
@@ -57,8 +59,8 @@ def runs(tmp_path_factory):
 
 
 def _groups(folder: Path) -> dict[str, list[Path]]:
-    paths = publishing.find_runs(folder)
-    return publishing.group_runs(paths, publishing.read_runs(paths))
+    paths = published_runs.find_runs(folder)
+    return published_runs.group_runs(paths, published_runs.read_runs(paths))
 
 
 def test_the_summary_is_the_record_without_predictions(runs):
@@ -99,20 +101,20 @@ def test_table1_at_a_glance_puts_each_kernel_modes_figures_in_their_own_column(r
     way round), losing the fast engine's seconds, and leaving iterations empty where only a fast run was made."""
     paths = _groups(runs / "summaries")["table1"]
     frame = tables.comparison(tables.load_runs(paths), tables.read_paper_results(PAPER_RESULTS), "table1")
-    seconds = {row["label"]: tables.format_seconds(row["seconds_total"]) for _, row in frame.iterrows()}
+    seconds = {row["label"]: formats.format_seconds(row["seconds_total"]) for _, row in frame.iterrows()}
     assert seconds["sir"] != seconds["sir (gram)"]
-    glance = tables.table1_at_a_glance(frame).set_index("method")
+    glance = formats.table1_at_a_glance(frame).set_index("method")
     assert list(glance.index) == ["libsvm", "cold", "mir", "sir"]
     assert glance.loc["sir", "seconds (this run)"] == seconds["sir"]
     assert glance.loc["sir", "fast engine s (this run)"] == seconds["sir (gram)"]
-    assert glance.loc["mir", "fast engine s (this run)"] == tables.NOT_AVAILABLE
+    assert glance.loc["mir", "fast engine s (this run)"] == formats.NOT_AVAILABLE
 
     fast_only = [path for path in paths if path.name != "sir-cache.json"]
     frame = tables.comparison(tables.load_runs(fast_only), tables.read_paper_results(PAPER_RESULTS), "table1")
-    sir = tables.table1_at_a_glance(frame).set_index("method").loc["sir"]
+    sir = formats.table1_at_a_glance(frame).set_index("method").loc["sir"]
     gram = frame[frame["label"] == "sir (gram)"].iloc[0]
-    assert sir["seconds (this run)"] == tables.NOT_AVAILABLE
-    assert sir["iterations (this run)"] == tables.format_count(gram["iterations"])
+    assert sir["seconds (this run)"] == formats.NOT_AVAILABLE
+    assert sir["iterations (this run)"] == formats.format_count(gram["iterations"])
 
 
 def test_runs_are_grouped_as_the_papers_tables(runs):
@@ -130,7 +132,7 @@ def test_publish_builds_the_folder_from_summaries_alone(runs, tmp_path):
     folder = tmp_path / "reproduction"
     shutil.copytree(runs / "summaries", folder / "runs")
     X, y = _toy_arrays(runs / "toy.libsvm")
-    publishing.write_json(folder / "kernel" / "toy.json", publishing.kernel_facts(X, y, 0.5))
+    kernel_facts_module.write_json(folder / "kernel" / "toy.json", kernel_facts_module.kernel_facts(X, y, 0.5))
     assert main(["publish", "--from", str(folder / "runs"), "--out", str(folder), "--paper", str(PAPER_RESULTS)]) == 0
     expected = {f"tables/{name}.{ext}" for name in ("table1", "table2", "table3", "loocv") for ext in ("md", "csv", "tex")}
     expected |= {f"figures/{name}.png" for name in ("iterations_per_round", "speedup_vs_k", "loocv")}
@@ -154,7 +156,7 @@ def test_publish_builds_the_folder_from_summaries_alone(runs, tmp_path):
 
 
 def _toy_arrays(path: Path):
-    from alphaseed.data import load_dataset
+    from alphaseed.pipeline.data import load_dataset
 
     return load_dataset(path)
 
@@ -205,7 +207,7 @@ def test_kernel_facts_measure_the_nearest_pair_off_the_diagonal():
     X[7] = X[19]
     y = np.where(np.arange(30) < 18, 1.0, -1.0)
     gamma = 0.3
-    facts = publishing.kernel_facts(X, y, gamma)
+    facts = kernel_facts_module.kernel_facts(X, y, gamma)
     d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     off = ~np.eye(30, dtype=bool)
     K = np.exp(-gamma * d2).astype(np.float32)
@@ -213,11 +215,11 @@ def test_kernel_facts_measure_the_nearest_pair_off_the_diagonal():
     assert facts["mean_off_diagonal"] == pytest.approx(K[off].mean(), rel=1e-5)
     assert facts["majority_share"] == 0.6
 
-    far = publishing.kernel_facts(np.arange(10.0)[:, None] * 100, y[:10], gamma)
+    far = kernel_facts_module.kernel_facts(np.arange(10.0)[:, None] * 100, y[:10], gamma)
     assert far["largest_off_diagonal"] == 0.0 and far["nearest_squared_distance"] == 10000.0
     X = np.delete(X, 19, axis=0)
     d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) + np.diag(np.full(29, np.inf))
-    assert publishing.kernel_facts(X, y[:29], gamma)["largest_off_diagonal"] == pytest.approx(
+    assert kernel_facts_module.kernel_facts(X, y[:29], gamma)["largest_off_diagonal"] == pytest.approx(
         float(np.float32(np.exp(-gamma * d2.min()))), rel=1e-6)
 
 
@@ -245,8 +247,8 @@ def test_identity_kernel_rounds_are_told_apart_by_their_training_class_counts(tm
     kept = int(np.sum((positives[1:] == positives[:-1]) & (sizes[1:] == sizes[:-1])))
     assert 0 < kept < 9
 
-    summaries = publishing.read_runs(sorted((tmp_path / "runs").rglob("*.json")))
-    lines = publishing.class_counts_section(summaries, publishing.read_kernel_facts(tmp_path / "kernel"))
+    summaries = published_runs.read_runs(sorted((tmp_path / "runs").rglob("*.json")))
+    lines = deviations.class_counts_section(summaries, kernel_facts_module.read_kernel_facts(tmp_path / "kernel"))
     table = [line for line in "\n".join(lines).splitlines() if line.startswith("| unbalanced")]
     assert len(table) == 1  # the seed-1 run's folds are not the facts'
     cells = [cell.strip() for cell in table[0].strip("|").split("|")]
@@ -266,12 +268,12 @@ def test_iterations_beside_the_papers_take_a_fast_only_method_and_the_cold_count
     frame = tables.comparison(tables.load_runs(write_records(tmp_path, records)),
                               tables.read_paper_results(PAPER_RESULTS), "table1")
     frame["iterations_round1"] = frame["iterations"]
-    text = "\n".join(publishing.iterations_section(frame))
+    text = "\n".join(deviations.iterations_section(frame))
     rows = {cells[1]: cells for cells in ([c.strip() for c in line.strip("|").split("|")]
                                           for line in text.splitlines() if line.startswith("| mnist"))}
     assert rows["sir (auto)"][3] == "130,000" and rows["sir (auto)"][6] == f"{130_000 / 1_290_000:.3f}"
     assert rows["sir (auto)"][8] == "yes"  # 0.101 of LibSVM here against the paper's 0.200
-    assert rows["mir"][3] == "52,000" + tables.ESTIMATED and rows["mir"][8] == "first rounds only"
+    assert rows["mir"][3] == "52,000" + formats.ESTIMATED and rows["mir"][8] == "first rounds only"
     assert "1 of 2 rows do" in text
 
 
@@ -313,30 +315,6 @@ def test_a_clone_with_the_summaries_plans_only_the_missing_runs(tmp_path):
     assert not re.search(r"^kernel_facts\s", result.stdout, re.MULTILINE)
 
 
-def test_publish_fills_the_readme_between_its_markers(runs, tmp_path):
-    """Catches a README section that loses the text around the markers, links that do not lead into the published
-    folder, and a README without markers found only after the folder was written."""
-    readme = tmp_path / "README.md"
-    original = (REPO / "README.md").read_text()
-    readme.write_text(original)
-    out = tmp_path / "reproduction"
-    assert main(["publish", "--from", str(runs / "summaries"), "--out", str(out), "--paper", str(PAPER_RESULTS),
-                 "--readme", str(readme)]) == 0
-    text = readme.read_text()
-    before, after = original.split(publishing.README_BEGIN)[0], original.split(publishing.README_END)[1]
-    assert text.startswith(before + publishing.README_BEGIN) and text.endswith(publishing.README_END + after)
-    assert "](reproduction/figures/loocv.png)" in text and "](reproduction/paper_vs_reproduced.md)" in text
-    assert "](reproduction/tables/table1.md)" in text
-    table1 = next(block for block in (out / "README.md").read_text().split("\n\n") if block.startswith("| dataset"))
-    assert table1 in text.split(publishing.README_BEGIN)[1].split(publishing.README_END)[0]
-
-    readme.write_text("no markers\n")
-    elsewhere = tmp_path / "elsewhere"
-    assert main(["publish", "--from", str(runs / "summaries"), "--out", str(elsewhere), "--paper",
-                 str(PAPER_RESULTS), "--readme", str(readme)]) == 2
-    assert not elsewhere.exists() and readme.read_text() == "no markers\n"
-
-
 def test_publish_by_hand_puts_the_studies_beyond_the_paper_in_their_own_tables(runs, tmp_path):
     """Catches `alphaseed publish` putting a study's runs (heart_scale, which config.yaml runs only in its
     informative study) into the paper's tables and runs.csv, a filter that drops other datasets too, and a
@@ -364,7 +342,7 @@ def test_sittings_split_the_run_where_it_paused_and_count_overlapping_jobs_once(
         "started_utc": ["2026-01-01T10:00:00+00:00", "2026-01-01T10:30:00+00:00", "2026-01-02T08:00:00+00:00"],
         "finished_utc": ["2026-01-01T11:00:00+00:00", "2026-01-01T11:30:00+00:00", "2026-01-02T08:15:00+00:00"],
     })
-    stretches = publishing.sittings(runs)
+    stretches = documents.sittings(runs)
     assert stretches["jobs"].tolist() == [2, 1]
     assert stretches["elapsed_seconds"].tolist() == [5400.0, 900.0]
 
@@ -378,9 +356,9 @@ def test_a_leave_one_out_estimate_shows_the_seeded_rounds_it_rests_on(tmp_path):
                  "--kernel-mode", "cache", "--max-rounds", "3", "--out", str(tmp_path / "record.json"),
                  "--summary", str(path)]) == 0
     run = read_run(path)
-    section = "\n".join(publishing.loo_estimates_section([run], publishing.runs_frame([run])))
+    section = "\n".join(deviations.loo_estimates_section([run], published_runs.runs_frame([run])))
     row = next(line for line in section.splitlines() if line.startswith("| toy"))
-    seeded = ", ".join(tables.format_count(r["iterations"]) for r in run["rounds"][1:])
+    seeded = ", ".join(formats.format_count(r["iterations"]) for r in run["rounds"][1:])
     assert f"| 2 " in row and seeded in row and "3 of 40" in row
 
 
@@ -389,10 +367,10 @@ def test_a_run_moved_between_machines_names_the_ratios_that_mix_cpus():
     sound when its two runs (one dataset, one k) ran on different CPUs."""
     runs = tables.pd.DataFrame({"dataset": ["adult", "adult", "mnist", "mnist"], "k": ["10", "10", "3", "10"],
                                 "cpu": ["Xeon", "EPYC", "EPYC", "Xeon"]})
-    section = "\n".join(publishing.machines_section(runs))
+    section = "\n".join(deviations.machines_section(runs))
     assert "mix CPUs, so read their ratios with care: adult (k = 10)." in section
     assert "| EPYC " in section and "mnist k = 3" in section
-    assert publishing.machines_section(runs.assign(cpu="Xeon")) == []
+    assert deviations.machines_section(runs.assign(cpu="Xeon")) == []
 
 
 def test_compare_finds_a_rerun_that_moved_in_any_round_and_ignores_timings_and_the_resolved_mode(runs, tmp_path):
@@ -412,7 +390,7 @@ def test_compare_finds_a_rerun_that_moved_in_any_round_and_ignores_timings_and_t
     summary["summary"]["seconds"]["total"] += 1
     moved.write_text(json.dumps(summary))
 
-    rows = publishing.compare_with_published(published, rerun).set_index("run")
+    rows = published_runs.compare_with_published(published, rerun).set_index("run")
     assert rows.loc["toy/k10/sir-cache", "same"] == "no"
     assert rows.loc["toy/k10/sir-cache", "first differences"] == "round 4 rho"
     assert (rows.drop(index="toy/k10/sir-cache")["same"] == "yes").all()

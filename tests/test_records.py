@@ -11,9 +11,9 @@ import pytest
 
 from alphaseed import cross_validate
 from alphaseed.errors import AlphaseedError
-from alphaseed.folds import folds_sha256
-from alphaseed.provenance import collect_provenance
-from alphaseed.records import (
+from alphaseed.cv import folds_sha256
+from alphaseed.pipeline.provenance import collect_provenance
+from alphaseed.pipeline.records import (
     SCHEMA_VERSION,
     RunRecordError,
     build_run_record,
@@ -113,7 +113,7 @@ def test_reading_names_an_unreadable_file(tmp_path):
 def test_provenance_names_no_folder_of_the_machine():
     """Catches provenance that records the interpreter's absolute path (sys.executable): published run
     summaries would carry the machine's folder layout."""
-    from alphaseed.provenance import collect_provenance
+    from alphaseed.pipeline.provenance import collect_provenance
 
     provenance = collect_provenance()
     assert provenance["environment"] in ("venv", "conda", "system")

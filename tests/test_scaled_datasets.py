@@ -12,8 +12,8 @@ import pytest
 import scipy.sparse as sp
 import yaml
 
-from alphaseed.config import load_config, mirror_file_name
-from alphaseed.data import canonical_csr, fingerprint, parse_libsvm, prepare_dataset, svm_scale
+from alphaseed.pipeline.config import load_config, mirror_file_name
+from alphaseed.pipeline.data import canonical_csr, fingerprint, parse_libsvm, prepare_dataset, svm_scale
 from alphaseed.errors import ConfigError, VerificationError
 
 REPO = Path(__file__).resolve().parents[1]

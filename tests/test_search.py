@@ -13,11 +13,19 @@ from sklearn.svm import SVC as ScikitSVC
 
 from alphaseed import SVC, GridSearchCV
 from alphaseed.kernel import KernelMatrix
-from alphaseed.search import C_SEEDS, search_column, seed_from_smaller_C
-from alphaseed.smo import solve
+from alphaseed.sklearn import C_SEEDS, search_column, seed_from_smaller_C
+from alphaseed.pipeline.searches import SearchSpec, run_search
+from alphaseed.report.search import compare_methods, merge_searches, write_search
+from alphaseed.solver import SolverOptions, solve
 
 GRID = {"C": [0.25, 2.0, 16.0, 128.0], "gamma": [0.05, 0.5, "scale"]}
 
+
+
+def searched(X, y, log2_C, log2_gamma, method, out, options=SolverOptions()):
+    """``alphaseed search``'s run and files: a 3-fold search of the moons, written to ``out``."""
+    summary, points = run_search(X, y, SearchSpec("moons", log2_C, log2_gamma, 3, 0, method), options=options)
+    return write_search(summary, points, out)
 
 def two_moons(seed: int, n: int = 120):
     rng = np.random.default_rng(seed)
@@ -62,8 +70,8 @@ def test_seeded_search_has_the_cold_accuracy_at_every_point(method, c_seed):
     Cs = [0.5, 2.0, 8.0, 32.0]
     cold_total = seeded_total = 0
     for gamma in (0.1, 0.6):
-        cold = search_column(X, y, gamma, Cs, splits, "cold")
-        seeded = search_column(X, y, gamma, Cs, splits, method, c_seed=c_seed)
+        cold = search_column(X, y, gamma, Cs, splits, method="cold", options=SolverOptions())
+        seeded = search_column(X, y, gamma, Cs, splits, method=method, options=SolverOptions(), c_seed=c_seed)
         for C in Cs:
             np.testing.assert_array_equal(seeded[C].scores, cold[C].scores)
             cold_total += cold[C].iterations.sum()
@@ -157,15 +165,14 @@ def test_a_search_merged_from_its_gamma_columns_is_the_whole_search(tmp_path):
     parts of different searches, overlapping columns or a part that does not say where SMO was capped."""
     from alphaseed.cli import main
     from alphaseed.errors import ConfigError
-    from alphaseed.search import merge_searches, write_search
 
     X, labels = two_moons(6, n=90)
     y = np.where(labels == "up", 1.0, -1.0)
     log2_C, log2_gamma = [-3.0, 1.0, 5.0], [-6.0, -2.0, 2.0]
-    whole = write_search(X, y, "moons", log2_C, log2_gamma, 3, 0, "sir", tmp_path / "whole.json")
+    whole = searched(X, y, log2_C, log2_gamma, "sir", tmp_path / "whole.json")
     parts = [tmp_path / f"gamma{g:g}.json" for g in log2_gamma]
     for g, part in zip(log2_gamma, parts):
-        write_search(X, y, "moons", log2_C, [g], 3, 0, "sir", part)
+        searched(X, y, log2_C, [g], "sir", part)
     assert main(["search-merge", *map(str, parts[::-1]), "--out", str(tmp_path / "merged.json")]) == 0
     merged = merge_searches(parts[::-1], tmp_path / "merged.json")
     for key in ("best", "total_iterations", "log2_gamma", "log2_C"):
@@ -185,7 +192,7 @@ def test_a_search_merged_from_its_gamma_columns_is_the_whole_search(tmp_path):
     assert (best["log2_C"], best["log2_gamma"]) == (-3.0, -6.0)
     with pytest.raises(ConfigError, match="share gamma columns"):
         merge_searches([parts[0], parts[0]], tmp_path / "x.json")
-    write_search(X, y, "moons", log2_C, [3.0], 3, 0, "cold", tmp_path / "cold.json")
+    searched(X, y, log2_C, [3.0], "cold", tmp_path / "cold.json")
     with pytest.raises(ConfigError, match="method"):
         merge_searches([parts[0], tmp_path / "cold.json"], tmp_path / "x.json")
     older = json.loads(parts[0].read_text())
@@ -203,8 +210,7 @@ def test_points_stopped_at_the_iteration_cap_are_counted_warned_of_and_marked(tm
     import pandas as pd
     from sklearn.exceptions import ConvergenceWarning
 
-    from alphaseed.folds import KFoldRounds, stratified_folds
-    from alphaseed.search import compare_methods, write_search
+    from alphaseed.cv import KFoldRounds, stratified_folds
 
     X, labels = two_moons(7, n=90)
     y = np.where(labels == "up", 1.0, -1.0)
@@ -218,8 +224,8 @@ def test_points_stopped_at_the_iteration_cap_are_counted_warned_of_and_marked(tm
     np.testing.assert_array_equal(search.cv_results_["iteration_cap_hits"], at_cap)
 
     with pytest.warns(ConvergenceWarning):
-        written = write_search(X, y, "moons", log2_C, log2_gamma, 3, 0, "sir", tmp_path / "capped.json",
-                               max_iter=cap)
+        written = searched(X, y, log2_C, log2_gamma, "sir", tmp_path / "capped.json",
+                           SolverOptions(max_iter=cap))
     on_disk = pd.read_csv(tmp_path / "capped.csv")
     for points in (pd.DataFrame(written["points"]), on_disk):
         np.testing.assert_array_equal(points["iteration_cap_hits"], at_cap)

@@ -11,7 +11,7 @@ from alphaseed.kernel import KernelMatrix
 from alphaseed.seeding import (FROM_FULL_MODEL, LOO_ONLY, SEEDERS, SeedContext, adjust_alpha, ato,
                                mir, water_fill)
 from alphaseed.seeding.adjust import signed_bounds
-from alphaseed.smo import solve
+from alphaseed.solver import solve
 
 # The seeders that chain the rounds: round h seeded from round h - 1.
 KFOLD_SEEDERS = sorted(set(SEEDERS) - FROM_FULL_MODEL)

@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from alphaseed.kernel import KernelMatrix
-from alphaseed.cv import seed_context
+from alphaseed.seeding import seed_context
 from alphaseed.seeding import FROM_FULL_MODEL, SEEDERS
-from alphaseed.smo import check_warm_start, solve
+from alphaseed.solver import check_warm_start, solve
+from alphaseed.solver import SolverOptions
 from test_seeding import assert_feasible, kfold_context, loo_context, training_set
 
 KFOLD_SEEDERS = sorted(set(SEEDERS) - FROM_FULL_MODEL)
@@ -67,7 +68,7 @@ def test_every_kfold_seed_is_feasible(problem, data):
     order = uneven_folds(data, y.size, 3)
     k = len(order)
     h = data.draw(st.integers(2, k))
-    prev = solve(kernel, y, training_set(order, h - 1), C, max_iter=max_iter)
+    prev = solve(kernel, y, training_set(order, h - 1), C, options=SolverOptions(max_iter=max_iter))
     assert_seeds_feasible(kfold_context(kernel, y, C, order, h, prev), KFOLD_SEEDERS)
 
 
@@ -77,7 +78,7 @@ def test_every_leave_one_out_seed_is_feasible(problem, data):
     """Catches a leave-one-out seed that is infeasible or misaligned on the same awkward problems."""
     kernel, y, C, max_iter = problem
     t = data.draw(st.integers(0, y.size - 1))
-    full = solve(kernel, y, np.arange(y.size), C, max_iter=max_iter)
+    full = solve(kernel, y, np.arange(y.size), C, options=SolverOptions(max_iter=max_iter))
     assert_seeds_feasible(loo_context(kernel, y, C, full, t), sorted(SEEDERS))
 
 
@@ -91,6 +92,6 @@ def test_every_full_model_kfold_seed_is_feasible(problem, data):
     order = uneven_folds(data, y.size, 2)
     k = len(order)
     everything = np.concatenate(order)
-    full = solve(kernel, y, everything, C, max_iter=max_iter)
+    full = solve(kernel, y, everything, C, options=SolverOptions(max_iter=max_iter))
     train = training_set(order, data.draw(st.integers(1, k)))
-    assert_seeds_feasible(seed_context(kernel, y, C, everything, full, train), ["full"])
+    assert_seeds_feasible(seed_context(kernel, y, C, (everything, full), train), ["full"])

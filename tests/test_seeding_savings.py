@@ -22,7 +22,7 @@ import pytest
 from sklearn.datasets import make_classification, make_gaussian_quantiles, make_moons
 
 from alphaseed import cross_validate
-from alphaseed.folds import stratified_subsample
+from alphaseed.cv import stratified_subsample
 
 LOO_ROUNDS = 40
 KFOLD_MARGIN = 0.95  # seeded iterations at most this share of cold's at k = 10

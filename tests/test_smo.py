@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from alphaseed.errors import SolverInputError
 from alphaseed.kernel import KernelMatrix
-from alphaseed.smo import solve, train_svm
+from alphaseed.solver import solve, train_svm
+from alphaseed.solver import SolverOptions
 
 
 def blobs(n=80, d=4, seed=0, sep=1.0):
@@ -65,9 +66,9 @@ def test_warm_start_from_a_random_feasible_point_reaches_the_cold_optimum(seed):
     X, y = blobs(seed=seed)
     km = KernelMatrix(X, 0.5)
     C = 3.0
-    cold = solve(km, y, np.arange(km.n), C=C, eps=1e-5)
+    cold = solve(km, y, np.arange(km.n), C=C, options=SolverOptions(eps=1e-5))
     alpha0 = random_feasible_alpha(y, C, np.random.default_rng(seed))
-    warm = solve(km, y, np.arange(km.n), C=C, alpha0=alpha0, eps=1e-5)
+    warm = solve(km, y, np.arange(km.n), C=C, alpha0=alpha0, options=SolverOptions(eps=1e-5))
     assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
 
 
@@ -84,8 +85,8 @@ def test_training_order_and_subset_are_respected():
 def test_shrinking_changes_nothing_but_speed():
     X, y = blobs(n=300, seed=4, sep=0.3)
     km = KernelMatrix(X, 0.5)
-    a = solve(km, y, np.arange(km.n), C=10.0, shrinking=True)
-    b = solve(km, y, np.arange(km.n), C=10.0, shrinking=False)
+    a = solve(km, y, np.arange(km.n), C=10.0, options=SolverOptions(shrinking=True))
+    b = solve(km, y, np.arange(km.n), C=10.0, options=SolverOptions(shrinking=False))
     assert a.objective == pytest.approx(b.objective, rel=1e-5)
 
 
@@ -93,7 +94,7 @@ def test_a_tiny_cache_gives_the_same_run():
     X, y = blobs(n=200, seed=5, sep=0.3)
     km = KernelMatrix(X, 0.5)
     big = solve(km, y, np.arange(km.n), C=10.0)
-    tiny = solve(km, y, np.arange(km.n), C=10.0, cache_mb=1e-3)
+    tiny = solve(km, y, np.arange(km.n), C=10.0, options=SolverOptions(cache_mb=1e-3))
     assert big.iterations == tiny.iterations
     np.testing.assert_array_equal(big.alpha, tiny.alpha)
 
@@ -101,7 +102,7 @@ def test_a_tiny_cache_gives_the_same_run():
 def test_reaching_the_iteration_cap_is_reported():
     X, y = blobs(n=200, seed=6, sep=0.2)
     km = KernelMatrix(X, 0.5)
-    r = solve(km, y, np.arange(km.n), C=100.0, max_iter=5)
+    r = solve(km, y, np.arange(km.n), C=100.0, options=SolverOptions(max_iter=5))
     assert r.iterations == 5 and r.iteration_cap_hit
     assert abs(y @ r.alpha) < 1e-10
 
@@ -207,10 +208,10 @@ def test_a_given_gradient0_is_used_in_the_callers_order():
     X, y = blobs(n=60, seed=3, sep=0.5)
     km = KernelMatrix(X, 0.5)
     index = np.random.default_rng(3).permutation(60)
-    alpha0 = solve(km, y, index, C=1.0, max_iter=40).alpha
+    alpha0 = solve(km, y, index, C=1.0, options=SolverOptions(max_iter=40)).alpha
     warm = solve(km, y, index, C=1.0, alpha0=alpha0)
     # No iteration: the gradient LibSVM's initialisation builds at alpha0, in the caller's order.
-    start = solve(km, y, index, C=1.0, alpha0=alpha0, max_iter=0)
+    start = solve(km, y, index, C=1.0, alpha0=alpha0, options=SolverOptions(max_iter=0))
     given = solve(km, y, index, C=1.0, alpha0=alpha0,
                   gradient0=(start.gradient, start.gradient_bar))
     assert warm.iterations > 0
@@ -226,7 +227,9 @@ def test_labels_other_than_plus_minus_one_are_rejected():
 
 def test_a_carried_gradient_equals_the_one_built_from_scratch():
     from alphaseed.seeding.adjust import adjust_added
-    from alphaseed.smo import carry_gradient, init_gradient, kernel_rows, new_cache, rows_apart
+    from alphaseed.kernel import new_cache
+    from alphaseed.solver import carry_gradient
+    from alphaseed.solver.state import init_gradient, kernel_rows, rows_apart
 
     X, y = blobs(n=120, seed=8, sep=0.4)
     km = KernelMatrix(X, 0.5)
@@ -263,18 +266,18 @@ def test_the_chunk_count_changes_nothing(monkeypatch):
     thread, also chunks that interfere when they really run in parallel."""
     from numba import get_num_threads, set_num_threads
 
-    from alphaseed import smo
+    from alphaseed.solver import selection, training
 
-    X, y = blobs(n=smo.PARALLEL_ACTIVE + 1000, seed=9, sep=0.2)
+    X, y = blobs(n=selection.PARALLEL_ACTIVE + 1000, seed=9, sep=0.2)
     km = KernelMatrix(X, 0.5, mode="gram", memory_budget=2 << 30)
     threads = get_num_threads()
 
     def run(chunks, numba_threads):
-        monkeypatch.setattr(smo, "get_num_threads", lambda: chunks)
+        monkeypatch.setattr(training, "get_num_threads", lambda: chunks)
         set_num_threads(numba_threads)
         try:
             # LibSVM first shrinks after 1000 iterations: all 300 steps go through the chunks.
-            return solve(km, y, np.arange(km.n), C=10.0, max_iter=300)
+            return solve(km, y, np.arange(km.n), C=10.0, options=SolverOptions(max_iter=300))
         finally:
             set_num_threads(threads)
 
@@ -293,7 +296,7 @@ def test_the_chunk_count_changes_nothing(monkeypatch):
 
 def _libsvm_max_up(lo, hi, y, status, G):
     """LibSVM's loop as written there: the largest -y G over I_up, the later index winning ties."""
-    from alphaseed.smo import LOWER, UPPER
+    from alphaseed.solver import LOWER, UPPER
 
     gmax, gmax_idx = -np.inf, -1
     for t in range(lo, hi):
@@ -310,7 +313,7 @@ def _libsvm_update_and_max_up(lo, hi, G, qi, qj, deltas, y, status):
 
 
 def _libsvm_min_low(lo, hi, gmax, qi, i, y, status, G):
-    from alphaseed.smo import LOWER, TAU, UPPER
+    from alphaseed.solver import LOWER, TAU, UPPER
 
     gmax2, gmin_idx, obj_diff_min = -np.inf, -1, np.inf
     for j in range(lo, hi):
@@ -331,14 +334,14 @@ def _libsvm_min_low(lo, hi, gmax, qi, i, y, status, G):
        distinct=st.sampled_from([1, 2, 3, 1000]), signed_zeros=st.booleans(),
        deltas=st.sampled_from([(0.0, 0.0), (0.5, 0.25), (-1e-3, 0.0)]))
 def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zeros, deltas):
-    """The vectorised selection (smo.KEY_BLOCK: _max_up_over, _update_and_max_up_over and
+    """The vectorised selection (selection.KEY_BLOCK: _max_up_over, _update_and_max_up_over and
     _min_low_over) against LibSVM's loops written plainly, on arrays of one to about twenty
     blocks, with few distinct values so that ties abound, and with gradients of -0.0 and 0.0,
     which compare equal (-y G is -0.0 for y = 1 and G = 0.0). Catches the first of tied values
     winning (within a block or across blocks: the earlier block kept on a tie), -0.0 keyed
     apart from 0.0, the smallest and largest keys confused, an empty I_up or I_low not
     reported as -1, and a chunk's offset (lo) lost."""
-    from alphaseed import smo
+    from alphaseed.solver import selection, state
 
     rng = np.random.default_rng(seed)
     pool = rng.normal(size=distinct)
@@ -346,7 +349,7 @@ def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zero
         pool[: (distinct + 1) // 2] = np.where(rng.random((distinct + 1) // 2) < 0.5, -0.0, 0.0)
     G = pool[rng.integers(0, distinct, length)]
     y = np.where(rng.random(length) < 0.5, 1.0, -1.0)
-    status = rng.choice(np.array([smo.LOWER, smo.UPPER, smo.FREE], dtype=np.int8), length,
+    status = rng.choice(np.array([state.LOWER, state.UPPER, state.FREE], dtype=np.int8), length,
                         p=rng.dirichlet(np.ones(3)))
     qi = rng.choice(np.array([-1.0, -0.5, 0.25, 1.0], dtype=np.float32), length)
     qj = rng.uniform(-1, 1, length).astype(np.float32)
@@ -354,12 +357,12 @@ def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zero
     hi = int(rng.integers(lo, length + 1))
     keys = np.full((2, length), np.nan)
 
-    assert smo._max_up_over(lo, hi, y, status, G, keys) == _libsvm_max_up(lo, hi, y, status, G)
+    assert selection._max_up_over(lo, hi, y, status, G, keys) == _libsvm_max_up(lo, hi, y, status, G)
     expected_G = G.copy()
     expected = _libsvm_update_and_max_up(lo, hi, expected_G, qi, qj, deltas, y, status)
-    got = smo._update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status, keys)
+    got = selection._update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status, keys)
     np.testing.assert_array_equal(G, expected_G)
     assert got == expected
     gmax, i = expected if expected[1] != -1 else (0.0, lo)
-    assert smo._min_low_over(lo, hi, gmax, qi, i, y, status, G, keys) == _libsvm_min_low(
+    assert selection._min_low_over(lo, hi, gmax, qi, i, y, status, G, keys) == _libsvm_min_low(
         lo, hi, gmax, qi, i, y, status, G)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_svmlight_file
 
-from alphaseed.baseline import LibsvmData, libsvm_parameter, predict_libsvm, train_libsvm
+from alphaseed.cv import LibsvmData, libsvm_parameter, predict_libsvm, train_libsvm
 from alphaseed.kernel import KernelMatrix
-from alphaseed.smo import decision_values, solve
+from alphaseed.solver import decision_values, solve
 
 
 def compare(X, y, C, gamma, train, test):

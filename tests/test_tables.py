@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from alphaseed import tables
-from alphaseed.experiments import Job
+from alphaseed.report import formats, tables
+from alphaseed.pipeline.experiments import Job
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_RESULTS = REPO / "workflow" / "resources" / "paper_results.csv"
@@ -22,7 +22,7 @@ PROVENANCE_KEYS = ("config", "dataset_fingerprint", "package_version", "git_comm
 
 def make_record(dataset, k, method, seconds_per_round, iterations_per_round, *, kernel_mode="cache", n=40,
                 max_rounds=None, cap_round=None, init_per_round=0.0):
-    """A run record as ``alphaseed.records`` documents it, with per-round figures given by the test."""
+    """A run record as ``alphaseed.pipeline.records`` documents it, with per-round figures given by the test."""
     n_folds = n if k == "loo" else k
     rounds_run = max_rounds or n_folds
     rounds = []
@@ -129,13 +129,13 @@ def test_paper_results_match_the_papers_source():
 
     def values(table, k, order):
         part = paper[(paper["table"] == table) & (paper["k"] == k)].set_index(["dataset", "method", "metric"])["value"]
-        return {d: [part[(d, m, metric)] for m, metric in order] for d in tables.DATASET_ORDER}
+        return {d: [part[(d, m, metric)] for m, metric in order] for d in formats.DATASET_ORDER}
 
     table1_order = [("libsvm", "seconds_total")] + [
         (m, part) for m in ("ato", "mir", "sir") for part in ("seconds_init", "seconds_rest")
     ] + [(m, "iterations") for m in ("libsvm", "ato", "mir", "sir")] + [("libsvm", "accuracy"), ("sir", "accuracy")]
     assert values("table1", "10", table1_order) == _tex_rows(tex, "tbl:overall-eff")
-    typed3 = {d: [] for d in tables.DATASET_ORDER}
+    typed3 = {d: [] for d in formats.DATASET_ORDER}
     for k in ("3", "10", "100"):
         for d, v in values("table3", k, [("libsvm", "seconds_total"), ("sir", "seconds_total")]).items():
             typed3[d] += v
@@ -144,7 +144,7 @@ def test_paper_results_match_the_papers_source():
     assert values("loo", "loo", loo_order) == _tex_rows(tex, "tbl:loocv")
     table2_order = [("", m) for m in ("n", "dim", "C", "gamma")]
     part = paper[paper["table"] == "table2"].set_index(["dataset", "metric"])["value"]
-    assert {d: [part[(d, m)] for _, m in table2_order] for d in tables.DATASET_ORDER} == _tex_rows(tex, "tbl:dataset")
+    assert {d: [part[(d, m)] for _, m in table2_order] for d in formats.DATASET_ORDER} == _tex_rows(tex, "tbl:dataset")
 
 
 def test_comparison_computes_speedups_and_joins_the_paper(groups):
@@ -185,10 +185,10 @@ def test_write_tables_writes_every_format_with_markers(groups, tmp_path):
 
     table1 = (out / "table1.md").read_text()
     assert "E5-2620" in table1 and "Test CPU" in table1
-    assert tables.CAP_HIT in table1  # ATO's third round hit the cap
+    assert formats.CAP_HIT in table1  # ATO's third round hit the cap
     assert "sir (gram)" in table1
     loo = (out / "loocv.md").read_text()
-    assert tables.ESTIMATED in loo  # estimated from max_rounds
+    assert formats.ESTIMATED in loo  # estimated from max_rounds
     assert "\\dag" in (out / "loocv.tex").read_text()
 
     report = (out / "paper_vs_reproduced.md").read_text()
@@ -239,8 +239,8 @@ def test_a_ratio_carries_the_markers_of_either_of_its_figures(estimated_frames):
     LibSVM (this run's MNIST at k = 10, the paper's at k = 100), a measured AVG over an estimated SIR, a SIR
     over a LibSVM that hit the iteration cap; and catches marking a ratio whose figures are both measured."""
     datasets = tables.table2(estimated_frames["table3"], tables.read_paper_results(PAPER_RESULTS))
-    _, sections = tables.comparison_document(estimated_frames, datasets)
-    dagger, double = tables.ESTIMATED, tables.CAP_HIT
+    _, sections = formats.comparison_document(estimated_frames, datasets)
+    dagger, double = formats.ESTIMATED, formats.CAP_HIT
     expected = {
         ("Table 3", "mnist", "10", "sir"): {"seconds (this run)": "1", "libsvm/method (this run)": "4.00×" + dagger,
                                             "cold/method (this run)": "2.00×", "libsvm/method (paper)": "4.57×"},
@@ -306,10 +306,10 @@ def test_estimated_runs_take_iterations_and_accuracy_from_the_complete_fast_run(
     assert frame.loc["cold", ["iterations", "accuracy"]].tolist() == [300, 51.0]
     assert frame.loc["sir", ["iterations", "accuracy"]].tolist() == [70, 52.0]
     assert frame.loc["mir", ["iterations", "accuracy"]].tolist() == [20, 75.0]
-    wide = dict(tables.table1_wide(frame.reset_index()).loc[("mnist", "this run")].items())
-    assert wide[("iterations", "sir", "")] == "70" and wide[("iterations", "mir", "")] == "20" + tables.ESTIMATED
-    assert wide[("seconds", "libsvm", "total")].endswith(tables.ESTIMATED)
-    note = " ".join(tables.table_notes(frame.reset_index(), "Test CPU"))
+    wide = dict(formats.table1_wide(frame.reset_index()).loc[("mnist", "this run")].items())
+    assert wide[("iterations", "sir", "")] == "70" and wide[("iterations", "mir", "")] == "20" + formats.ESTIMATED
+    assert wide[("seconds", "libsvm", "total")].endswith(formats.ESTIMATED)
+    note = " ".join(formats.table_notes(frame.reset_index(), "Test CPU"))
     assert "libsvm on mnist (k = 10) from cold (auto); cold on mnist (k = 10) from cold (auto)" in note
     assert "mir on mnist (k = 10) from" not in note
 

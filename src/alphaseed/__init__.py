@@ -13,13 +13,14 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "unknown"
 
 _EXPORTS = {
-    "train_svm": "smo",
-    "SVMModel": "smo",
+    "train_svm": "solver",
+    "SVMModel": "solver",
+    "SolverOptions": "solver",
     "cross_validate": "cv",
     "CVResult": "cv",
-    "load_dataset": "data",
-    "SVC": "estimator",
-    "GridSearchCV": "search",
+    "load_dataset": "pipeline.data",
+    "SVC": "sklearn",
+    "GridSearchCV": "sklearn",
 }
 
 __all__ = ["__version__", *_EXPORTS]

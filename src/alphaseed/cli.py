@@ -11,13 +11,14 @@ argparse does for bad arguments.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AlphaseedError, ConfigError
-from .job_environment import pin_blas_kernels
+from .pipeline.grid import log2_range
+from .pipeline.environment import pin_blas_kernels
 
 METHODS = ("libsvm", "cold", "ato", "mir", "sir", "avg", "top", "full")
 SEARCH_METHODS = ("cold", "ato", "mir", "sir")
@@ -30,21 +31,6 @@ def _k(text: str):
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be an integer >= 2 or 'loo', not {text!r}") from None
-
-
-def log2_range(text: str) -> list[float]:
-    """LIBSVM grid.py's begin:end:step (end included), or one value, as a list of values."""
-    try:
-        parts = [float(v) for v in text.split(":")]
-    except ValueError:
-        parts = []
-    if len(parts) == 1:
-        return parts
-    if len(parts) != 3 or parts[2] == 0 or (parts[1] - parts[0]) * parts[2] < 0:
-        raise ConfigError(
-            f"must be begin:end:step with a step towards end (e.g. -5:15:2), not {text!r}")
-    begin, end, step = parts
-    return [begin + i * step for i in range(math.floor((end - begin) / step + 1e-9) + 1)]
 
 
 def _log2_range(text: str) -> list[float]:
@@ -95,7 +81,13 @@ def _parser() -> argparse.ArgumentParser:
         description="SVM k-fold cross-validation by alpha seeding (Wen et al., AAAI 2017).",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    for add in (_cv_command, _search_command, _merge_command, _facts_command, _publish_command,
+                _compare_command, _prepare_command):
+        add(commands)
+    return parser
 
+
+def _cv_command(commands) -> None:
     cv = commands.add_parser("cv", help="run one cross-validation and write its run record")
     _data_arguments(cv)
     cv.add_argument("--C", type=float, help="penalty C (default: the dataset's config entry)")
@@ -112,6 +104,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="also write the run's summary (the record without predictions, with the "
                          "command's wall time) to FILE")
 
+
+def _search_command(commands) -> None:
     search = commands.add_parser(
         "search", help="grid search over (C, gamma) by k-fold CV with alpha seeding",
         description="Cross-validate every (C, gamma) of a log2 grid (ranges as LIBSVM's grid.py "
@@ -128,6 +122,8 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--out", type=Path, required=True, metavar="FILE",
                         help="results (JSON); FILE.csv and FILE.png are written beside it")
 
+
+def _merge_command(commands) -> None:
     merge = commands.add_parser(
         "search-merge", help="one grid search from searches of its gamma columns",
         description="Merge the results of `alphaseed search` runs over the same grid's gamma columns "
@@ -137,6 +133,8 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("--out", type=Path, required=True, metavar="FILE",
                        help="results (JSON); FILE.csv and FILE.png are written beside it")
 
+
+def _facts_command(commands) -> None:
     facts = commands.add_parser(
         "kernel-facts", help="how close a dataset's Gaussian kernel is to the identity (JSON)",
         description="The largest and mean off-diagonal kernel value, duplicate pairs and the "
@@ -148,6 +146,8 @@ def _parser() -> argparse.ArgumentParser:
     facts.set_defaults(C=None)
     facts.add_argument("--out", type=Path, required=True, metavar="FILE")
 
+
+def _publish_command(commands) -> None:
     publish = commands.add_parser(
         "publish", help="rebuild the published reproduction from run summaries",
         description="Tables, figures, runs.csv, paper_vs_reproduced.md, provenance.md and "
@@ -166,10 +166,9 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("--config", type=Path, default=Path("config.yaml"), metavar="FILE",
                          help="datasets that only its studies beyond the paper run go to those studies' "
                               "own tables, not the paper's (default: config.yaml, when there is one)")
-    publish.add_argument("--readme", type=Path, metavar="FILE",
-                         help="also put Table 1, the leave-one-out figure and the links between the "
-                              "reproduction markers of FILE (the project's README.md)")
 
+
+def _compare_command(commands) -> None:
     compare = commands.add_parser(
         "compare", help="does a rerun repeat the published runs exactly?",
         description="For every run summary (or record) under RERUN, whether it repeats the published run of "
@@ -180,10 +179,11 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--published", type=Path, default=Path("reproduction/runs"), metavar="DIR",
                          help="the published run summaries (default: reproduction/runs)")
 
+
+def _prepare_command(commands) -> None:
     prepare = commands.add_parser("prepare", help="fetch, verify and convert named datasets")
     prepare.add_argument("names", nargs="+", metavar="NAME")
     prepare.add_argument("--config", metavar="FILE", type=Path)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _prepare(args) -> None:
-    from .config import load_config
-    from .data import prepare_dataset
+    from .pipeline.config import load_config
+    from .pipeline.data import prepare_dataset
 
     config = load_config(args.config)
     for name in args.names:
@@ -212,13 +212,28 @@ def _setting(given, section: dict, key: str, default):
     return given if given is not None else section.get(key, default)
 
 
-def _load(args, need_C_gamma: bool):
-    """(X, y, name, C, gamma, config, seed, described config, fingerprint) of --dataset/--data."""
-    from . import data
-    from .folds import stratified_subsample
+@dataclass
+class _Loaded:
+    """The data of --dataset or --data, and what the command needs to know of it."""
+
+    X: object
+    y: object
+    name: str
+    C: float | None
+    gamma: float | None
+    config: dict
+    seed: int
+    described: dict
+    fingerprint: str | None
+
+
+def _load(args, need_C_gamma: bool) -> _Loaded:
+    """The data of --dataset (with its config entry's C and gamma) or of --data, subsampled if asked."""
+    from .cv import stratified_subsample
+    from .pipeline import data
 
     if args.dataset is not None:
-        from .config import dataset_entry, load_config
+        from .pipeline.config import dataset_entry, load_config
 
         config = load_config(args.config)
         entry = dataset_entry(config, args.dataset)
@@ -240,64 +255,68 @@ def _load(args, need_C_gamma: bool):
     if args.subsample is not None:
         keep = stratified_subsample(y, args.subsample, seed)
         X, y = X[keep], y[keep]
-    return X, y, name, C, gamma, config, seed, described, fingerprint
+    return _Loaded(X, y, name, C, gamma, config, seed, described, fingerprint)
 
 
-def _solver_options(args, config: dict) -> dict:
+def _solver_options(args, config: dict):
+    """The SolverOptions of the command line, else of the config's solver section."""
+    from .solver import SolverOptions
+
     solver = config.get("solver", {})
-    return dict(eps=_setting(args.eps, solver, "eps", 1e-3),
-                cache_mb=_setting(args.cache_mb, solver, "cache_mb", 100.0),
-                shrinking=False if args.no_shrinking else solver.get("shrinking", True),
-                kernel_mode=args.kernel_mode)
+    return SolverOptions(eps=_setting(args.eps, solver, "eps", 1e-3),
+                         cache_mb=_setting(args.cache_mb, solver, "cache_mb", 100.0),
+                         shrinking=False if args.no_shrinking else solver.get("shrinking", True),
+                         kernel_mode=args.kernel_mode)
 
 
 def _cv(args) -> None:
     from .cv import cross_validate
-    from .provenance import collect_provenance
-    from .records import build_run_record, write_run_record
+    from .pipeline.provenance import collect_provenance
+    from .pipeline.records import build_run_record, write_run_record
 
     start = time.perf_counter()
-    X, y, name, C, gamma, config, seed, described, fingerprint = _load(args, need_C_gamma=True)
+    data = _load(args, need_C_gamma=True)
 
     def progress(done: int, rounds: int, iterations: int, elapsed: float) -> None:
-        print(f"{name} k={args.k} {args.method}: round {done}/{rounds}, {iterations} iterations, "
+        print(f"{data.name} k={args.k} {args.method}: round {done}/{rounds}, {iterations} iterations, "
               f"{elapsed:.2f} s elapsed", file=sys.stderr, flush=True)
 
-    result = cross_validate(
-        X, y, C, gamma, args.k, args.method, seed=seed, max_rounds=args.max_rounds,
-        progress=progress, chains=args.chains, **_solver_options(args, config),
-    )
-    provenance = collect_provenance(described, fingerprint, result.started_utc, result.finished_utc)
-    record = build_run_record(result, name, provenance, subsample=args.subsample)
+    result = cross_validate(data.X, data.y, data.C, data.gamma, args.k, args.method, seed=data.seed,
+                            max_rounds=args.max_rounds, progress=progress, chains=args.chains,
+                            options=_solver_options(args, data.config))
+    provenance = collect_provenance(data.described, data.fingerprint, result.started_utc, result.finished_utc)
+    record = build_run_record(result, data.name, provenance, subsample=args.subsample)
     write_run_record(args.out, record)
     if args.summary is not None:
-        from .summaries import summarise, write_summary
+        from .pipeline.summaries import summarise, write_summary
 
         write_summary(args.summary, summarise(record, time.perf_counter() - start))
     estimated = " (estimated)" if result.estimated else ""
-    print(f"{name} k={args.k} {args.method}: accuracy {result.accuracy:.2f}%, "
+    print(f"{data.name} k={args.k} {args.method}: accuracy {result.accuracy:.2f}%, "
           f"{result.iterations} iterations, {result.seconds:.3f} s{estimated} -> {args.out}")
 
 
 def _search(args) -> None:
-    from .provenance import collect_provenance
-    from .search import write_search
+    from .pipeline.provenance import collect_provenance
+    from .pipeline.searches import SearchSpec, run_search
+    from .report.search import write_search
 
-    X, y, name, _, _, config, seed, described, fingerprint = _load(args, need_C_gamma=False)
-    written = write_search(X, y, name, args.C, args.gamma, args.k, seed, args.method, args.out,
-                           n_jobs=args.jobs, **_solver_options(args, config),
-                           provenance=lambda started, finished: collect_provenance(
-                               described, fingerprint, started, finished))
+    data = _load(args, need_C_gamma=False)
+    spec = SearchSpec(data.name, args.C, args.gamma, args.k, data.seed, args.method)
+    summary, points = run_search(data.X, data.y, spec, n_jobs=args.jobs, options=_solver_options(args, data.config),
+                                 provenance=lambda started, finished: collect_provenance(
+                                     data.described, data.fingerprint, started, finished))
+    written = write_search(summary, points, args.out)
     best, capped = written["best"], written["points_at_iteration_cap"]
     at_cap = f", {capped} points stopped at the iteration cap (not converged)" if capped else ""
-    print(f"{name} {len(args.C)}x{len(args.gamma)} grid, k={args.k} {args.method}: best "
+    print(f"{data.name} {len(args.C)}x{len(args.gamma)} grid, k={args.k} {args.method}: best "
           f"log2 C = {best['log2_C']:g}, log2 gamma = {best['log2_gamma']:g}, accuracy "
           f"{best['accuracy']:.2f}%, {written['total_iterations']} iterations, "
           f"{written['seconds']:.2f} s{at_cap} -> {args.out}")
 
 
 def _search_merge(args) -> None:
-    from .search import merge_searches
+    from .report.search import merge_searches
 
     merged = merge_searches(args.parts, args.out)
     best = merged["best"]
@@ -306,30 +325,31 @@ def _search_merge(args) -> None:
 
 
 def _kernel_facts(args) -> None:
-    from .publish import TABLE1_K, kernel_facts, training_class_counts, write_json
+    from .pipeline.experiments import TABLE1_K
+    from .pipeline.kernel_facts import kernel_facts, training_class_counts, write_json
 
-    X, y, name, _, gamma, _, seed, *_ = _load(args, need_C_gamma=False)
-    if gamma is None:
+    data = _load(args, need_C_gamma=False)
+    if data.gamma is None:
         raise ConfigError("--data needs --gamma (no config entry gives it)")
-    facts = {"dataset": name, "subsample": args.subsample, **kernel_facts(X, y, gamma),
-             "training_class_counts": training_class_counts(y, int(TABLE1_K), seed)}
+    facts = {"dataset": data.name, "subsample": args.subsample, **kernel_facts(data.X, data.y, data.gamma),
+             "training_class_counts": training_class_counts(data.y, int(TABLE1_K), data.seed)}
     write_json(args.out, facts)
-    print(f"{name}: largest off-diagonal kernel value {facts['largest_off_diagonal']:.3g} "
-          f"(gamma {gamma:g}, n {facts['n']}) -> {args.out}")
+    print(f"{data.name}: largest off-diagonal kernel value {facts['largest_off_diagonal']:.3g} "
+          f"(gamma {data.gamma:g}, n {facts['n']}) -> {args.out}")
 
 
 def _publish(args) -> None:
-    from .config import load_config
-    from .experiments import study_datasets
-    from .publish import publish_folder
+    from .pipeline.config import load_config
+    from .pipeline.experiments import study_datasets
+    from .report.publish import publish_folder
 
     studies = study_datasets(load_config(args.config)) if args.config.is_file() else {}
-    written = publish_folder(args.runs, args.out, args.paper, args.kernel, args.readme, studies)
+    written = publish_folder(args.runs, args.out, args.paper, kernel_folder=args.kernel, studies=studies)
     print(f"{len(written)} files -> {args.out}")
 
 
 def _compare(args) -> None:
-    from .publish import PublishError, compare_with_published
+    from .report.runs import PublishError, compare_with_published
 
     rows = compare_with_published(args.published, args.rerun)
     print(rows.to_markdown(index=False, disable_numparse=True))

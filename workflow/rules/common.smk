@@ -2,8 +2,8 @@
 import sys
 from pathlib import Path
 
-from alphaseed.cli import log2_range
-from alphaseed.experiments import (
+from alphaseed.pipeline.grid import log2_range
+from alphaseed.pipeline.experiments import (
     Job,
     all_jobs,
     expand_experiments,
@@ -97,7 +97,7 @@ def cv_mem_mb(wildcards):
 
 
 def cv_runtime(wildcards, attempt):
-    """Expected minutes (alphaseed.experiments' cost model; the dry run prints their sum), doubled
+    """Expected minutes (alphaseed.pipeline.experiments' cost model; the dry run prints their sum), doubled
     at each retry: a cluster that killed a job at its estimate gives it more time."""
     return job_runtime_minutes(config, job_of(wildcards)) * 2 ** (attempt - 1)
 

@@ -1,8 +1,8 @@
 # Studies beyond the paper (experiments whose study is not "paper"): the same tables under each
 # study's own names (tables/table1_{study}, ...), beside the paper's and never mixed into its rows,
 # in RESULTS/tables and in the published folder (md, csv, tex), from the run summaries.
-from alphaseed.experiments import PAPER_STUDY, studies
-from alphaseed.tables import TABLE_FORMATS, study_names
+from alphaseed.pipeline.experiments import PAPER_STUDY, studies
+from alphaseed.report.tables import TABLE_FORMATS, study_names
 
 STUDY_KIND_TABLES = {
     "table1": ["table1", "table2"],

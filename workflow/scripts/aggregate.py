@@ -3,9 +3,9 @@
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from alphaseed.experiments import TABLE_KINDS
-from alphaseed.figures import write_figures
-from alphaseed.tables import write_tables
+from alphaseed.pipeline.experiments import TABLE_KINDS
+from alphaseed.report.figures import write_figures
+from alphaseed.report.tables import write_tables
 
 WRITERS = {"tables": write_tables, "figures": write_figures}
 

@@ -4,7 +4,7 @@ the run summary is the job's output, the full run record a side product."""
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 
-from alphaseed.job_environment import pin_native_libraries
+from alphaseed.pipeline.environment import pin_native_libraries
 
 # Before NumPy, Numba and LibSVM load: thread pools and OpenBLAS kernels of the job.
 pin_native_libraries(snakemake.threads)

@@ -3,7 +3,7 @@
 import logging
 import sys
 
-from alphaseed.data import prepare_dataset
+from alphaseed.pipeline.data import prepare_dataset
 from alphaseed.errors import AlphaseedError
 
 logging.basicConfig(

@@ -5,14 +5,14 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from alphaseed.job_environment import pin_native_libraries
+from alphaseed.pipeline.environment import pin_native_libraries
 
 # Before NumPy, Numba and LibSVM load: thread pools and OpenBLAS kernels of the job.
 pin_native_libraries(snakemake.threads)
 
 from alphaseed.cli import main  # noqa: E402
-from alphaseed.experiments import PAPER_STUDY, TABLE_KINDS, studies  # noqa: E402
-from alphaseed.publish import publish  # noqa: E402
+from alphaseed.pipeline.experiments import PAPER_STUDY, TABLE_KINDS, studies  # noqa: E402
+from alphaseed.report.publish import publish  # noqa: E402
 
 with open(snakemake.log[0], "w", buffering=1) as log, redirect_stdout(log), redirect_stderr(log):
     if snakemake.rule == "kernel_facts":
@@ -20,5 +20,5 @@ with open(snakemake.log[0], "w", buffering=1) as log, redirect_stdout(log), redi
     groups = {kind: list(snakemake.input[kind]) for kind in TABLE_KINDS if kind in snakemake.input.keys()}
     folder, kernel = Path(snakemake.output.readme).parent, Path(snakemake.input.kernel[0]).parent
     beyond = [study for study in studies(snakemake.config) if study != PAPER_STUDY]
-    written = publish(groups, folder, snakemake.input.paper, kernel, studies=beyond)
+    written = publish(groups, folder, snakemake.input.paper, kernel_folder=kernel, studies=beyond)
     print("\n".join(map(str, written)))

@@ -4,7 +4,7 @@ split into gamma columns, ``alphaseed search-merge``), its progress in the job's
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 
-from alphaseed.job_environment import pin_native_libraries
+from alphaseed.pipeline.environment import pin_native_libraries
 
 # Before NumPy, Numba and LibSVM load: thread pools and OpenBLAS kernels of the job.
 pin_native_libraries(snakemake.threads)

@@ -4,8 +4,8 @@ import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from alphaseed.search import compare_methods
-from alphaseed.tables import write_csv, write_text
+from alphaseed.report.search import compare_methods
+from alphaseed.report.formats import write_csv, write_text
 
 with open(snakemake.log[0], "w") as log, redirect_stdout(log), redirect_stderr(log):
     summaries = {Path(path).stem: json.loads(Path(path).read_text()) for path in snakemake.input}

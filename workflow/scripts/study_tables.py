@@ -3,7 +3,7 @@
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from alphaseed.tables import write_tables
+from alphaseed.report.tables import write_tables
 
 with open(snakemake.log[0], "w") as log, redirect_stdout(log), redirect_stderr(log):
     for study, groups in snakemake.params.records.items():

@@ -10,7 +10,7 @@ AVG and TOP do at leave-one-out; FROM_FULL_MODEL names the seeders that need tha
 from .adjust import adjust_alpha, water_fill
 from .ato import seed_ato
 from .avg import seed_avg
-from .base import SeedContext
+from .context import SeedContext, seed_context
 from .full import seed_full
 from .mir import seed_mir
 from .sir import seed_sir
@@ -21,5 +21,6 @@ SEEDERS = {"ato": seed_ato, "mir": seed_mir, "sir": seed_sir, "avg": seed_avg, "
 LOO_ONLY = frozenset({"avg", "top"})
 FROM_FULL_MODEL = LOO_ONLY | {"full"}
 
-__all__ = ["SEEDERS", "LOO_ONLY", "FROM_FULL_MODEL", "SeedContext", "adjust_alpha", "water_fill",
+__all__ = ["SEEDERS", "LOO_ONLY", "FROM_FULL_MODEL", "SeedContext", "seed_context", "adjust_alpha",
+           "water_fill",
            "seed_ato", "seed_avg", "seed_full", "seed_mir", "seed_sir", "seed_top"]

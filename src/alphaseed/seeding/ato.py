@@ -55,10 +55,9 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator, minres
 
-from ..gaussian import blas_threads
-from ..smo import FREE
+from ..kernel import blas_threads
 from .adjust import adjust_added
-from .base import SeedContext, carry_shared, kernel_matvec, layout
+from .context import SeedContext, carry_shared, kernel_matvec, layout
 
 MAX_STEPS = 100
 DIRECT_MAX_FREE = 500
@@ -68,9 +67,9 @@ SLAB_BYTES = 256 << 20
 MINRES_RTOL = 1e-10
 MINRES_MAXITER = 1000
 ZERO_STEP = 1e-12
-# The path's statuses: the solver's FREE, BOUND (alpha at 0 or C) and ADDING (an instance of T
-# whose alpha is still rising from 0).
-BOUND, ADDING = FREE + 1, FREE + 2
+# The path's statuses: FREE (in M), BOUND (alpha at 0 or C) and ADDING (an instance of T whose
+# alpha is still rising from 0).
+FREE, BOUND, ADDING = 0, 1, 2
 
 
 class KernelColumns:

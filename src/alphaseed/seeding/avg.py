@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import SeedingError
 from .adjust import adjust_alpha, free_positions
-from .base import Layout, SeedContext, carry_shared, layout
+from .context import Layout, SeedContext, carry_shared, layout
 
 
 def leave_one_out_layout(ctx: SeedContext, method: str) -> Layout:

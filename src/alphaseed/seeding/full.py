@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import SeedingError
 from .adjust import adjust_alpha, free_positions, signed_bounds
-from .base import SeedContext, carry_shared, layout
+from .context import SeedContext, carry_shared, layout
 from .sir import ROW_SLAB_BYTES
 
 

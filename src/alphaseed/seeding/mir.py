@@ -30,9 +30,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ..gaussian import blas_threads
+from ..kernel import blas_threads
 from .adjust import adjust_added
-from .base import SeedContext, carry_shared, kernel_matvec, layout
+from .context import SeedContext, carry_shared, kernel_matvec, layout
 
 MIR_DENSE_BYTES = 1 << 30
 ROW_SLAB_BYTES = 256 << 20

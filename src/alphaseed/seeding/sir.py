@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .adjust import adjust_added
-from .base import SeedContext, carry_shared, layout
+from .context import SeedContext, carry_shared, layout
 
 # Rows of K(R, T) computed at a time; bounds memory for large folds (MNIST at small k).
 ROW_SLAB_BYTES = 128 << 20

@@ -18,7 +18,7 @@ import numpy as np
 
 from .adjust import adjust_alpha, signed_bounds
 from .avg import leave_one_out_layout
-from .base import SeedContext, carry_shared
+from .context import SeedContext, carry_shared
 
 
 def fill_in_order(beta: np.ndarray, lo: np.ndarray, hi: np.ndarray, order: np.ndarray,

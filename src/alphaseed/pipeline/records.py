@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import atomic_path
-from .errors import AlphaseedError
-from .folds import folds_sha256
+from ..atomic import atomic_path
+from ..cv import folds_sha256
+from ..errors import AlphaseedError
 
 SCHEMA_VERSION = 1
 

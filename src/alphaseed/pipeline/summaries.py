@@ -19,10 +19,9 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from .atomic import atomic_path
+from ..atomic import atomic_path
 from .records import (
     RUN_RECORD_SCHEMA,
-    RunRecordError,
     _plain,
     read_json,
     validate_run_record,

@@ -26,21 +26,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 import psutil
 
-from .errors import SolverInputError
-from .gaussian import (  # noqa: F401  (re-exported: the kernel's public face)
-    blas_dots_are_exact,
-    compact_rows,
-    dense_features,
-    dot_matrix,
-    gathered_times,
-    gram_matrix,
-    kernel_block,
-    kernel_cross_times,
-    new_gram,
-    squared_norms,
-    takes_bit_sets,
-)
-from .kernel_cache import compute_source, gram_source, shared_block, shared_source
+from ..errors import SolverInputError
+from .gram import dot_matrix, gram_matrix, new_gram
+from .products import gathered_times, kernel_cross_times
+from .row_source import compute_source, gram_source, shared_block, shared_source
+from .values import blas_dots_are_exact, compact_rows, dense_features, kernel_block, squared_norms, takes_bit_sets
 
 KERNEL_MODES = ("cache", "shared", "gram", "auto")
 # Share of the memory available at start-up that the kernel may take by default.
@@ -242,8 +232,8 @@ class KernelMatrix:
         """K[rows][:, cols] @ weights with K in double precision, as LibSVM predicts."""
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
-        bits, by_distance = self.compact_rows[3:5]
+        bits, by_distance = self.compact_rows.bits, self.compact_rows.by_distance
         binary = (bits[rows], bits[cols], by_distance) if bits.size else None
         return kernel_cross_times(self.X[rows], self.sqnorm[rows], self.X[cols], self.sqnorm[cols],
                                   self.gamma, np.asarray(weights, dtype=np.float64),
-                                  self.blas_dots, binary)
+                                  self.blas_dots, binary=binary)

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from libsvm import svm
 
-from .errors import SolverInputError
+from ..errors import SolverInputError
 
 _ITERATIONS = re.compile(r"#iter = (\d+)")
 _OBJECTIVE = re.compile(r"obj = (\S+), rho = (\S+)")

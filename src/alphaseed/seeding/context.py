@@ -1,4 +1,4 @@
-"""What every seeder receives and must return.
+"""What every seeder receives and must return, and how a round's context is built.
 
 Round h+1 of k-fold CV is seeded from round h: S are the k-2 shared folds, R (removed) the
 fold that round h trained on and round h+1 tests on, T (added) the fold round h tested on.
@@ -35,6 +35,41 @@ class SeedContext:
     removed: np.ndarray       # R: in the previous training set only
     added: np.ndarray         # T: in the next training set only
     next_index: np.ndarray    # X' = S ∪ T in the next round's solver order
+
+
+def seed_context(kernel: KernelMatrix, y: np.ndarray, C: float, previous: tuple,
+                 next_index: np.ndarray) -> SeedContext:
+    """The seeders' context for training on ``next_index`` after a solution on another set.
+
+    S and T come in the next set's order, R in the previous set's (for k-fold, R is fold h and
+    T fold h-1, each ascending).
+
+    Parameters
+    ----------
+    kernel : KernelMatrix
+        The kernel over all instances.
+    y : ndarray
+        The labels (-1 or +1) of all instances.
+    C : float
+        The penalty of both rounds.
+    previous : tuple
+        ``(prev_index, prev)``: the previous training set (global indices) and its
+        ``SolveResult``.
+    next_index : ndarray
+        The next training set (global indices), in the solver's order.
+
+    Returns
+    -------
+    SeedContext
+    """
+    prev_index, prev = previous
+    in_prev = np.isin(next_index, prev_index)
+    return SeedContext(
+        kernel=kernel, y=y, C=C, prev_index=prev_index, prev_alpha=prev.alpha,
+        prev_gradient=prev.gradient, prev_rho=float(prev.rho), shared=next_index[in_prev],
+        removed=prev_index[~np.isin(prev_index, next_index)], added=next_index[~in_prev],
+        next_index=next_index,
+    )
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from alphaseed.errors import SolverInputError
+from ..errors import SolverInputError
 
 LEAVE_ONE_OUT = "loo"
 

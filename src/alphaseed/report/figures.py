@@ -17,17 +17,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
-from .atomic import atomic_path
-from .summaries import read_run
-from .tables import (
-    DATASET_ORDER,
-    METHOD_ORDER,
-    _order,
-    comparison,
-    load_runs,
-    read_paper_results,
-    record_row,
-)
+from ..atomic import atomic_path
+from ..pipeline.summaries import read_run
+from .formats import DATASET_ORDER, METHOD_ORDER, ordered
+from .tables import comparison, load_runs, read_paper_results, record_row
 
 FORMATS = ("png", "pdf")
 
@@ -74,8 +67,8 @@ def loocv_figure(frame: pd.DataFrame) -> Figure:
 
     A bar is hatched, a paper marker hollow, when its ratio is estimated: either its method's time or SIR's.
     """
-    datasets = _order(frame["dataset"], DATASET_ORDER)
-    labels = [label for label in _order(frame["label"], METHOD_ORDER) if label != "sir"]
+    datasets = ordered(frame["dataset"], DATASET_ORDER)
+    labels = [label for label in ordered(frame["label"], METHOD_ORDER) if label != "sir"]
     colors = _colors(labels, METHOD_ORDER)
     figure = Figure(figsize=(max(6.0, 1.6 * len(datasets) + 2), 4.0))
     axes = figure.subplots()
@@ -111,9 +104,9 @@ def iterations_per_round_figure(records: list[dict]) -> Figure:
     agree, so a dashed line under a solid one is hidden). The y axis is logarithmic; where a seeded round started at
     the optimum, it is linear below 1 so that the round shows at 0.
     """
-    datasets = _order([r["dataset"] for r in records], DATASET_ORDER)
-    labels = _order([record_row(r)["label"] for r in records], METHOD_ORDER)
-    colors = _colors(_order({label.partition(" (")[0] for label in labels}, METHOD_ORDER), METHOD_ORDER)
+    datasets = ordered([r["dataset"] for r in records], DATASET_ORDER)
+    labels = ordered([record_row(r)["label"] for r in records], METHOD_ORDER)
+    colors = _colors(ordered({label.partition(" (")[0] for label in labels}, METHOD_ORDER), METHOD_ORDER)
 
     def style(label: str) -> dict:
         method, _, mode = label.partition(" (")
@@ -151,7 +144,7 @@ def iterations_per_round_figure(records: list[dict]) -> Figure:
 def speedup_vs_k_figure(frame: pd.DataFrame) -> Figure:
     """LibSVM's time / SIR's against k per dataset: this run solid, the paper dashed; hollow points are estimated
     (LibSVM's time, SIR's or both)."""
-    datasets = _order(frame["dataset"], DATASET_ORDER)
+    datasets = ordered(frame["dataset"], DATASET_ORDER)
     colors = _colors(datasets, DATASET_ORDER)
     sir = frame[(frame["label"] == "sir") & (frame["k"] != "loo")].copy()
     sir["k_value"] = sir["k"].astype(int)

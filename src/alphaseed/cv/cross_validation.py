@@ -1,10 +1,10 @@
 """k-fold and leave-one-out cross-validation, one loop for every method.
 
 Round h (1-based) tests on fold h and trains on the other folds concatenated in fold order
-(`alphaseed.folds`); `libsvm`, `cold` and the seeded methods all see exactly these training
+(``folds``); `libsvm`, `cold` and the seeded methods all see exactly these training
 sets in this order.
 
-- `libsvm`: the real LibSVM (`alphaseed.baseline`).
+- `libsvm`: the real LibSVM (``baseline``).
 - `cold`: our solver from alpha = 0 in every round.
 - `ato`, `mir`, `sir` (k >= 3 and leave-one-out): round 1 is cold; round h+1 starts from the
   seeder's alpha built from round h's solution, with S = the k-2 shared folds, R = fold h+1,
@@ -59,14 +59,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 
-from .errors import ConfigError, SolverInputError
-
-if TYPE_CHECKING:
-    from .smo import KernelCounts
+from ..errors import ConfigError, SolverInputError
+from ..kernel import KernelMatrix, blas_threads, default_memory_budget, prefaulted_gram, resolve_mode
+from ..seeding import FROM_FULL_MODEL, LOO_ONLY, SEEDERS
+from ..solver import KernelCounts, SolverOptions, check_C, check_labels, solve, warmup
+from . import baseline
+from .folds import CUSTOM, LEAVE_ONE_OUT, KFoldRounds, custom_rounds, resolve_k, stratified_folds, trained_on
+from .rounds import RoundSeconds, run_round
 
 LIBSVM = "libsvm"
 COLD = "cold"
@@ -80,23 +83,31 @@ THREAD_SAFE_LAYERS = ("omp", "tbb")
 
 
 @dataclass
-class RoundSeconds:
-    seed: float = 0.0
-    gradient_init: float = 0.0
-    train: float = 0.0
-    predict: float = 0.0
-
-    @property
-    def rest(self) -> float:
-        return self.gradient_init + self.train + self.predict
-
-    @property
-    def total(self) -> float:
-        return self.seed + self.rest
-
-
-@dataclass
 class RoundRecord:
+    """One round of a cross-validation, as its run record keeps it.
+
+    Parameters
+    ----------
+    round : int
+        The round, from 1.
+    train_size, test_size : int
+        The sizes of its training and test sets.
+    iterations : int
+        SMO's (or LibSVM's) iterations.
+    n_sv, n_bounded_sv : int
+        Support vectors, and those at the bound C.
+    objective, rho : float
+        The dual objective and LibSVM's rho at the solution.
+    n_correct : int
+        Test instances predicted correctly.
+    iteration_cap_hit : bool
+        Whether the solver stopped at its iteration cap.
+    seconds : RoundSeconds
+        Where the round's time went.
+    kernel : KernelCounts or None
+        Our solver's kernel work (None for ``libsvm``).
+    """
+
     round: int
     train_size: int
     test_size: int
@@ -108,13 +119,64 @@ class RoundRecord:
     n_correct: int
     iteration_cap_hit: bool
     seconds: RoundSeconds
-    kernel: KernelCounts | None = None   # our solver's kernel work (None for `libsvm`)
+    kernel: KernelCounts | None = None
 
 
 @dataclass
 class CVResult:
+    """The outcome of ``cross_validate``: the settings, accuracy, iterations, seconds and every
+    round (see the module doc for how the seconds are split and estimated).
+
+    Parameters
+    ----------
+    method : str
+        The method (``libsvm``, ``cold`` or a seeder).
+    k : int or str
+        The folds as requested: an int, ``"loo"``, or ``"custom"`` (a splitter or splits).
+    n_folds, n, dim : int
+        The number of rounds in all, of instances, and of features.
+    C, gamma, eps, cache_mb : float
+        The penalty, the kernel's gamma, the stopping tolerance and the row cache's MB.
+    shrinking : bool
+        LibSVM's shrinking.
+    seed : int
+        The seed of the folds.
+    max_rounds : int or None
+        The rounds asked for (None: all).
+    accuracy : float
+        Percent correct over the instances tested.
+    n_tested, n_correct : int
+        Instances tested, and predicted correctly.
+    predictions : ndarray
+        int8, +-1 per instance in dataset order, 0 where not tested.
+    iterations : int
+        The total over the rounds run and the full model.
+    seconds : float
+        The total; estimated when ``estimated``.
+    seconds_measured, seconds_init, seconds_rest, seconds_compile, seconds_kernel : float
+        What was measured, the paper's init and rest, compilation, the kernel.
+    seconds_conversion, seconds_full_model : float
+        LibSVM's data conversion, and the full model of avg, top and full.
+    iterations_full_model : int
+        The full model's iterations.
+    estimated : bool
+        Whether rounds were left out and their seconds estimated.
+    iteration_cap_hit : bool
+        Whether any round stopped at the iteration cap.
+    folds : ndarray
+        The fold of each instance, 0..n_folds-1.
+    rounds : list of RoundRecord
+        Every round run.
+    kernel_mode : str
+        As resolved (``auto`` becomes ``gram`` or ``shared``).
+    chains : int
+        Chains of rounds run.
+    started_utc, finished_utc : str
+        When the run started and finished.
+    """
+
     method: str
-    k: int | str               # as requested: an int, "loo", or "custom" (splitter / splits)
+    k: int | str
     n_folds: int
     n: int
     dim: int
@@ -125,12 +187,12 @@ class CVResult:
     shrinking: bool
     seed: int
     max_rounds: int | None
-    accuracy: float            # percent, over the instances tested
+    accuracy: float
     n_tested: int
     n_correct: int
-    predictions: np.ndarray    # int8, +-1 per instance in dataset order, 0 where not tested
-    iterations: int            # total over the rounds run and the full model
-    seconds: float             # total; estimated when `estimated`
+    predictions: np.ndarray
+    iterations: int
+    seconds: float
     seconds_measured: float
     seconds_init: float
     seconds_rest: float
@@ -141,78 +203,128 @@ class CVResult:
     iterations_full_model: int
     estimated: bool
     iteration_cap_hit: bool
-    folds: np.ndarray          # fold of each instance, 0..n_folds-1
+    folds: np.ndarray
     rounds: list[RoundRecord] = field(default_factory=list)
-    kernel_mode: str = PAPER_KERNEL_MODE     # as resolved (``auto`` becomes gram or shared)
+    kernel_mode: str = PAPER_KERNEL_MODE
     chains: int = 1
     started_utc: str = ""
     finished_utc: str = ""
 
     @property
     def rounds_run(self) -> int:
+        """The rounds run (all of them unless ``max_rounds`` cut them short)."""
         return len(self.rounds)
 
 
 def utc_now() -> str:
+    """The time now, UTC, to the second (ISO 8601)."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def cross_validate(
-    X,
-    y,
-    C: float,
-    gamma: float,
-    k=None,
-    method: str = COLD,
-    seed: int = 0,
-    max_rounds: int | None = None,
-    progress: ProgressCallback | None = None,
-    eps: float = 1e-3,
-    cache_mb: float = 100.0,
-    shrinking: bool = True,
-    kernel_mode: str = "auto",
-    cv=None,
-    chains: int = 1,
-) -> CVResult:
+@dataclass
+class _Plan:
+    """The folds as reported (``k``), each instance's fold, the rounds' splits, and the chains'
+    rounds."""
+
+    k: int | str
+    folds: np.ndarray
+    splits: list
+    layout: list[list[int]]
+
+
+def cross_validate(X, y, C: float, gamma: float, k=None, method: str = COLD, *, cv=None, seed: int = 0,
+                   max_rounds: int | None = None, progress: ProgressCallback | None = None,
+                   options: SolverOptions | None = None, chains: int = 1) -> CVResult:
     """Cross-validate C-SVC with the Gaussian kernel on (X, y) by ``method``; see the module doc.
 
-    The folds, given as ``k`` or as ``cv`` (one of the two): an integer k or ``"loo"`` (LibSVM's
-    stratified folds drawn with ``seed``), a scikit-learn splitter, or an iterable of
-    (train, test) index arrays, run in the order given (``k`` is then reported as "custom").
-    ``chains`` splits the rounds into that many runs of consecutive rounds (``chain_layout``),
-    run at once on Numba's threads; see the module doc.
-    """
-    from .folds import CUSTOM, LEAVE_ONE_OUT
-    from .smo import check_C
+    Parameters
+    ----------
+    X : array-like or sparse matrix
+        The features, one row per instance.
+    y : array-like
+        The labels, -1 or +1.
+    C : float
+        The penalty.
+    gamma : float
+        The Gaussian kernel's gamma.
+    k : int or "loo", optional
+        The number of LibSVM's stratified folds drawn with ``seed``, or leave-one-out; give
+        either ``k`` or ``cv``.
+    method : str, default "cold"
+        ``libsvm``, ``cold``, or a seeder: ``ato``, ``mir``, ``sir``, ``full`` (any folds),
+        ``avg``, ``top`` (leave-one-out).
+    cv : splitter or iterable, optional
+        A scikit-learn splitter, or (train, test) index arrays, run in the order given (``k`` is
+        then reported as "custom").
+    seed : int, default 0
+        The seed of the folds.
+    max_rounds : int, optional
+        Run only the first rounds and estimate the total seconds from them.
+    progress : callable, optional
+        ``progress(rounds_done, rounds_to_run, iterations_of_the_round, elapsed_seconds)``,
+        called after each round.
+    options : SolverOptions, optional
+        The solver's settings and kernel mode (default: ``SolverOptions()``).
+    chains : int, default 1
+        Split the rounds into that many runs of consecutive rounds (``chain_layout``), run at
+        once on Numba's threads.
 
+    Returns
+    -------
+    CVResult
+    """
+    options = SolverOptions() if options is None else options
     started = utc_now()
     y = _labels(y)
-    n = y.shape[0]
-    k, folds, splits = _splits(k, cv, X, y, seed)
-    n_folds = len(splits)
-    _check_method(method, k == LEAVE_ONE_OUT, None if k == CUSTOM else n_folds)
-    rounds_to_run = _rounds_to_run(max_rounds, n_folds, method)
-    layout = chain_layout(rounds_to_run, chains)
-    if len(layout) > 1 and (max_rounds is not None or method == LIBSVM):
-        raise ConfigError("chains > 1 runs every round of our solver: it takes neither max_rounds nor "
-                          f"method {LIBSVM!r}")
+    plan = _plan(k, cv, X, y, seed=seed, method=method, max_rounds=max_rounds, chains=chains)
     check_C(C)
     if not (np.isfinite(gamma) and gamma > 0):
         # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
         raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
-
-    options = dict(C=float(C), gamma=float(gamma), eps=float(eps),
-                   cache_mb=float(cache_mb), shrinking=bool(shrinking))
+    C, gamma = float(C), float(gamma)
     if method == LIBSVM:
-        engine = _LibsvmEngine(X, y, **options)
+        engine = _LibsvmEngine(X, y, C, gamma, options)
     else:
-        engine = _SolverEngine(X, y, method, splits, kernel_mode, **options)
-
-    predictions = np.zeros(n, dtype=np.int8)
+        engine = _SolverEngine(X, y, C, gamma, method=method, splits=plan.splits, options=options)
     engine.compile()
-    if len(layout) > 1 and engine.kernel_mode == "shared":
+    if len(plan.layout) > 1 and engine.kernel_mode == "shared":
         raise ConfigError("chains > 1 need kernel mode 'gram' or 'cache': the 'shared' row cache is one for all "
                           "rounds and cannot be written by two at once")
+    outcome = _run_rounds(engine, plan, y, progress)
+    settings = dict(method=method, k=plan.k, n_folds=len(plan.splits), n=y.shape[0], dim=engine.dim,
+                    seed=seed, max_rounds=max_rounds, kernel_mode=engine.kernel_mode, chains=len(plan.layout),
+                    C=C, gamma=gamma, eps=float(options.eps), cache_mb=float(options.cache_mb),
+                    shrinking=bool(options.shrinking), folds=plan.folds, started_utc=started)
+    return _summarise(outcome, engine, settings)
+
+
+def _plan(k, cv, X, y, *, seed: int, method: str, max_rounds, chains: int) -> _Plan:
+    """The folds and the chains of rounds, each checked against the method."""
+    k, folds, splits = _splits(k, cv, X, y, seed)
+    n_folds = len(splits)
+    _check_method(method, k == LEAVE_ONE_OUT, None if k == CUSTOM else n_folds)
+    layout = chain_layout(_rounds_to_run(max_rounds, n_folds, method), chains)
+    if len(layout) > 1 and (max_rounds is not None or method == LIBSVM):
+        raise ConfigError("chains > 1 runs every round of our solver: it takes neither max_rounds nor "
+                          f"method {LIBSVM!r}")
+    return _Plan(k, folds, splits, layout)
+
+
+@dataclass
+class _Outcome:
+    """What the rounds leave: their records in round order, each instance's prediction (0 where not
+    tested), the labels, and the wall seconds of kernel and rounds where chains overlapped."""
+
+    rounds: list[RoundRecord]
+    predictions: np.ndarray
+    y: np.ndarray
+    elapsed: float | None = None
+
+
+def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback | None) -> _Outcome:
+    """Build the kernel and run every chain of rounds; the kernel's time is in ``elapsed``."""
+    predictions = np.zeros(y.shape[0], dtype=np.int8)
+    rounds_to_run = sum(len(chain) for chain in plan.layout)
     clock = time.perf_counter()
     engine.prepare()
     lock = threading.Lock()
@@ -221,8 +333,8 @@ def cross_validate(
     def run_chain(chain: list[int]) -> list[RoundRecord]:
         records, previous = [], engine.first_previous()
         for h in chain:
-            train, test = splits[h - 1]
-            record, predicted, previous = engine.run_round(h, train, test, previous)
+            train, test = plan.splits[h - 1]
+            record, predicted, previous = engine.run_round(h, (train, test), previous)
             predictions[test] = predicted
             record.n_correct = int(np.sum(predicted == y[test]))
             records.append(record)
@@ -232,18 +344,31 @@ def cross_validate(
                     progress(len(done), rounds_to_run, record.iterations, time.perf_counter() - clock)
         return records
 
-    rounds = sorted((record for chain in _run_chains(run_chain, layout) for record in chain),
+    rounds = sorted((record for chain in _run_chains(run_chain, plan.layout) for record in chain),
                     key=lambda record: record.round)
-    elapsed = time.perf_counter() - clock if len(layout) > 1 else None
-    return _summarise(rounds, predictions, folds, y, engine, started, dict(
-        method=method, k=k, n_folds=n_folds, n=n, dim=engine.dim, seed=seed,
-        max_rounds=max_rounds, kernel_mode=engine.kernel_mode, chains=len(layout), **options), elapsed)
+    elapsed = time.perf_counter() - clock if len(plan.layout) > 1 else None
+    return _Outcome(rounds, predictions, y, elapsed)
 
 
 def chain_layout(rounds: int, chains: int) -> list[list[int]]:
-    """The rounds 1..``rounds`` as ``chains`` runs of consecutive rounds, the earlier runs one round longer
-    where they cannot all be as long. Each run starts as round 1 does (cold for ATO, MIR and SIR) and seeds
-    every later round from the one before, so the result depends on ``chains`` and never on the threads."""
+    """The rounds 1..``rounds`` as ``chains`` runs of consecutive rounds.
+
+    The earlier runs are one round longer where they cannot all be as long. Each run starts as
+    round 1 does (cold for ATO, MIR and SIR) and seeds every later round from the one before, so
+    the result depends on ``chains`` and never on the threads.
+
+    Parameters
+    ----------
+    rounds : int
+        The rounds to run.
+    chains : int
+        The runs to split them into, from 1 to ``rounds``.
+
+    Returns
+    -------
+    list of list of int
+        Each chain's rounds, from 1.
+    """
     if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or not 1 <= chains <= rounds:
         raise ConfigError(f"chains must be an integer from 1 to the {rounds} rounds run, got {chains!r}")
     base, longer = divmod(rounds, chains)
@@ -260,8 +385,6 @@ def _run_chains(run_chain, layout: list[list[int]]) -> list[list[RoundRecord]]:
     threads to launch parallel loops at the same time (OpenMP and TBB; Numba's own ``workqueue`` aborts),
     else one after the other: the same rounds either way."""
     import numba
-
-    from .gaussian import blas_threads
 
     threads = numba.get_num_threads()
     workers = min(len(layout), threads)
@@ -282,11 +405,11 @@ def _run_chains(run_chain, layout: list[list[int]]) -> list[list[RoundRecord]]:
         return list(pool.map(run_on_thread, layout))
 
 
-def _summarise(rounds, predictions, folds, y, engine, started, settings, elapsed=None) -> CVResult:
-    """The CV's result from its rounds; ``elapsed``, the wall seconds of kernel and rounds, is the measured
-    time where chains overlapped."""
-    n_folds = settings["n_folds"]
-    rounds_left = n_folds - len(rounds)
+def _summarise(outcome: _Outcome, engine, settings: dict) -> CVResult:
+    """The CV's result from its rounds; ``outcome.elapsed``, the wall seconds of kernel and rounds, is
+    the measured time where chains overlapped."""
+    rounds = outcome.rounds
+    rounds_left = settings["n_folds"] - len(rounds)
     seed_seconds = np.array([r.seconds.seed for r in rounds])
     rest_seconds = np.array([r.seconds.rest for r in rounds])
     like_rounds_left = slice(1, None) if _cold_first_round(settings["method"]) else slice(None)
@@ -296,8 +419,9 @@ def _summarise(rounds, predictions, folds, y, engine, started, settings, elapsed
         init += seed_seconds[like_rounds_left].mean() * rounds_left
         rest += rest_seconds[like_rounds_left].mean() * rounds_left
     measured = engine.seconds_kernel + engine.seconds_full_model + seed_seconds.sum() + rest_seconds.sum()
-    if elapsed is not None:  # chains overlapped: the rounds' own seconds add up to more than the run took
-        measured = elapsed
+    if outcome.elapsed is not None:  # chains overlapped: the rounds' own seconds add up to more than the run took
+        measured = outcome.elapsed
+    predictions, y = outcome.predictions, outcome.y
     tested = predictions != 0
     n_correct = int(np.sum(predictions[tested] == y[tested]))
     n_tested = int(tested.sum())
@@ -308,7 +432,7 @@ def _summarise(rounds, predictions, folds, y, engine, started, settings, elapsed
         n_correct=n_correct,
         predictions=predictions,
         iterations=engine.iterations_full_model + int(sum(r.iterations for r in rounds)),
-        seconds=float(measured if elapsed is not None else engine.seconds_kernel + init + rest),
+        seconds=float(measured if outcome.elapsed is not None else engine.seconds_kernel + init + rest),
         seconds_measured=float(measured),
         seconds_init=float(init),
         seconds_rest=float(rest),
@@ -319,42 +443,41 @@ def _summarise(rounds, predictions, folds, y, engine, started, settings, elapsed
         iterations_full_model=engine.iterations_full_model,
         estimated=rounds_left > 0,
         iteration_cap_hit=any(r.iteration_cap_hit for r in rounds),
-        folds=folds,
         rounds=rounds,
-        started_utc=started,
         finished_utc=utc_now(),
     )
 
 
 class _LibsvmEngine:
-    def __init__(self, X, y, C, gamma, eps, cache_mb, shrinking):
-        from . import baseline
+    """The real LibSVM on each round's training set."""
 
-        self._baseline = baseline
+    def __init__(self, X, y, C: float, gamma: float, options: SolverOptions):
         self._X, self._y = X, y
         self.dim = int(X.shape[1])
         self.kernel_mode = PAPER_KERNEL_MODE
-        self._param = baseline.libsvm_parameter(C, gamma, eps, cache_mb, shrinking)
+        self._param = baseline.libsvm_parameter(C, gamma, float(options.eps), float(options.cache_mb),
+                                                bool(options.shrinking))
         self.seconds_kernel = self.seconds_full_model = self.seconds_conversion = 0.0
         self.iterations_full_model = 0
 
     def compile(self) -> None:
-        self.seconds_compile = self._baseline.warmup()
+        self.seconds_compile = baseline.warmup()
 
     def prepare(self) -> None:
         start = time.perf_counter()
-        self._data = self._baseline.LibsvmData(self._X, self._y)
+        self._data = baseline.LibsvmData(self._X, self._y)
         self.seconds_conversion += time.perf_counter() - start
 
     def first_previous(self):
         return None
 
-    def run_round(self, h, train, test, previous):
+    def run_round(self, h: int, split: tuple, previous):
+        train, test = split
         start = time.perf_counter()
         prob = self._data.problem(train)
         self.seconds_conversion += time.perf_counter() - start
-        model, fit = self._baseline.train_libsvm(self._data, prob, self._param)
-        predicted, seconds_predict = self._baseline.predict_libsvm(model, self._data, test)
+        model, fit = baseline.train_libsvm(self._data, prob, self._param)
+        predicted, seconds_predict = baseline.predict_libsvm(model, self._data, test)
         record = RoundRecord(
             round=h, train_size=len(train), test_size=len(test), iterations=fit.iterations,
             n_sv=fit.n_sv, n_bounded_sv=fit.n_bounded_sv, objective=fit.objective, rho=fit.rho,
@@ -368,39 +491,27 @@ class _SolverEngine:
     """Our solver, cold or seeded; `prepare` builds the kernel and, for avg/top/full, the full
     model."""
 
-    def __init__(self, X, y, method, splits, kernel_mode, C, gamma, eps, cache_mb, shrinking):
-        from . import smo
-
-        self._smo = smo
-        self._X, self._y, self._method, self._splits = X, y, method, splits
-        self._gamma = gamma
-        self.kernel_mode = kernel_mode
-        self._solve_options = dict(C=C, eps=eps, cache_mb=cache_mb, shrinking=shrinking)
+    def __init__(self, X, y, C: float, gamma: float, *, method: str, splits, options: SolverOptions):
+        self._X, self._y, self._splits = X, y, splits
+        self._C, self._gamma = C, gamma
+        self._options = options
+        self.kernel_mode = options.kernel_mode
         self.dim = int(X.shape[1])
         self.seconds_conversion = self.seconds_full_model = 0.0
         self.iterations_full_model = 0
-        self._seeder = None
-        self._from_full_model = False
-        if method != COLD:
-            seeders, _, from_full_model = _seeders()
-            self._seeder = seeders[method]
-            self._from_full_model = method in from_full_model
+        self._seeder = None if method == COLD else SEEDERS[method]
+        self._from_full_model = method in FROM_FULL_MODEL
         self._full_model = None   # (every training instance, its SolveResult) for avg, top and full
 
     def compile(self) -> None:
-        from .kernel import default_memory_budget, prefaulted_gram, resolve_mode
-
         # Resolved before the Gram's buffer is taken: the memory it takes is not free anymore.
         self._memory_budget = default_memory_budget()
         self.kernel_mode = resolve_mode(self.kernel_mode, self._y.shape[0], self._memory_budget)
         gram_buffer = prefaulted_gram(self._y.shape[0]) if self.kernel_mode == "gram" else None
-        self.seconds_compile = float(self._smo.warmup())
+        self.seconds_compile = float(warmup())
         self._gram_buffer = gram_buffer
 
     def prepare(self) -> None:
-        from .folds import trained_on
-        from .kernel import KernelMatrix
-
         start = time.perf_counter()
         buffer = self._gram_buffer.result() if self._gram_buffer is not None else None
         self._gram_buffer = None
@@ -411,84 +522,38 @@ class _SolverEngine:
         if self._from_full_model:
             everything = trained_on(self._splits)
             start = time.perf_counter()
-            self._full_model = (everything, self._solve(everything, None))
+            full = solve(self.kernel, self._y, everything, self._C, options=self._options)
+            self._full_model = (everything, full)
             self.seconds_full_model = time.perf_counter() - start
-            self.iterations_full_model = int(self._full_model[1].iterations)
-
-    def _solve(self, index, alpha0, previous=None):
-        return self._smo.solve(self.kernel, self._y, index, alpha0=alpha0, previous=previous,
-                               **self._solve_options)
+            self.iterations_full_model = int(full.iterations)
 
     def first_previous(self):
         """What a chain's first round is seeded from: the full model, or nothing (a cold start)."""
         return self._full_model
 
-    def run_round(self, h, train, test, previous):
+    def run_round(self, h: int, split: tuple, previous):
         """Round h seeded from ``previous`` = (training index, SolveResult), or cold when it is None; returns
         the record, the predicted labels and what seeds the next round."""
-        seconds = RoundSeconds()
-        alpha0 = None
-        if self._seeder is None:
-            previous = None
-        elif previous is not None:
-            start = time.perf_counter()
-            alpha0 = self._seeder(seed_context(self.kernel, self._y, self._solve_options["C"], *previous, train))
-            seconds.seed = time.perf_counter() - start
-        start = time.perf_counter()
-        solution = self._solve(train, alpha0, previous)
-        wall = time.perf_counter() - start
-        # The solver times its own gradient initialisation (the carry-over included); the rest
-        # of the call is training, so the round's figures cover the whole call, as svm_train's
-        # time does for LibSVM.
-        seconds.gradient_init = solution.seconds_gradient_init
-        seconds.train = wall - solution.seconds_gradient_init
-        start = time.perf_counter()
-        predicted = self._predict(train, solution, test)
-        seconds.predict = time.perf_counter() - start
+        train, test = split
+        done = run_round(self.kernel, self._y, split, self._C, options=self._options, seeder=self._seeder,
+                         previous=previous)
+        solution = done.solution
         record = RoundRecord(
             round=h, train_size=len(train), test_size=len(test),
             iterations=int(solution.iterations), n_sv=int(solution.n_sv),
             n_bounded_sv=int(solution.n_bounded_sv), objective=float(solution.objective),
             rho=float(solution.rho), n_correct=0,
-            iteration_cap_hit=bool(solution.iteration_cap_hit), seconds=seconds,
+            iteration_cap_hit=bool(solution.iteration_cap_hit), seconds=done.seconds,
             kernel=solution.kernel,
         )
         if self._from_full_model:
             following = previous
         else:
             following = (train, solution) if self._seeder is not None else None
-        return record, predicted, following
-
-    def _predict(self, train, solution, test) -> np.ndarray:
-        """LibSVM's rule: +1 where the decision value is > 0, else -1."""
-        support, coef = self._smo.support_coefficients(self._y, train, solution.alpha)
-        return self.kernel.decision_signs(test, support, coef, solution.rho)
-
-
-def seed_context(kernel, y, C, prev_index, prev, next_index):
-    """The seeders' context for training on ``next_index`` after ``prev`` (a SolveResult over
-    ``prev_index``): S and T in the next set's order, R in the previous set's (for k-fold, R is
-    fold h and T fold h-1, each ascending)."""
-    from .seeding.base import SeedContext
-
-    in_prev = np.isin(next_index, prev_index)
-    return SeedContext(
-        kernel=kernel, y=y, C=C, prev_index=prev_index, prev_alpha=prev.alpha,
-        prev_gradient=prev.gradient, prev_rho=float(prev.rho), shared=next_index[in_prev],
-        removed=prev_index[~np.isin(prev_index, next_index)], added=next_index[~in_prev],
-        next_index=next_index,
-    )
-
-
-def _seeders():
-    from .seeding import FROM_FULL_MODEL, LOO_ONLY, SEEDERS
-
-    return SEEDERS, LOO_ONLY, FROM_FULL_MODEL
+        return record, done.predicted, following
 
 
 def _labels(y) -> np.ndarray:
-    from .smo import check_labels
-
     y = check_labels(y)
     if y.size == 0:
         raise SolverInputError("the dataset is empty")
@@ -497,8 +562,6 @@ def _labels(y) -> np.ndarray:
 
 def _splits(k, cv, X, y, seed):
     """(k as reported, fold of each instance, [(train, test) of each round])."""
-    from .folds import CUSTOM, KFoldRounds, custom_rounds, resolve_k, stratified_folds
-
     if (k is None) == (cv is None):
         raise ConfigError("give the folds either as k or as cv (exactly one of the two)")
     spec = k if cv is None else cv
@@ -514,20 +577,18 @@ def _check_method(method: str, leave_one_out: bool, n_folds: int | None) -> None
     """``n_folds`` is None for custom splits, whose rounds may share anything."""
     if method in (LIBSVM, COLD):
         return
-    seeders, loo_only, from_full_model = _seeders()
-    if method not in seeders:
-        known = ", ".join([LIBSVM, COLD, *sorted(seeders)])
+    if method not in SEEDERS:
+        known = ", ".join([LIBSVM, COLD, *sorted(SEEDERS)])
         raise ConfigError(f"unknown method {method!r}; choose one of {known}")
-    if method in loo_only and not leave_one_out:
+    if method in LOO_ONLY and not leave_one_out:
         raise ConfigError(f"method {method!r} is for leave-one-out only: use k='loo'")
-    if n_folds is not None and n_folds < 3 and method not in from_full_model:
+    if n_folds is not None and n_folds < 3 and method not in FROM_FULL_MODEL:
         raise ConfigError(f"method {method!r} needs k >= 3 (k = 2 shares no fold between rounds)")
 
 
 def _cold_first_round(method: str) -> bool:
     """A k-fold seeder: round 1 is cold, the later rounds are seeded from the round before."""
-    seeders, _, from_full_model = _seeders()
-    return method in seeders and method not in from_full_model
+    return method in SEEDERS and method not in FROM_FULL_MODEL
 
 
 def _rounds_to_run(max_rounds, n_folds: int, method: str) -> int:

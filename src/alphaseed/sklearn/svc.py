@@ -27,6 +27,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..kernel import KernelMatrix
+from ..solver import SolverOptions, SVMModel, solve
+
 GAMMA_RULES = ("scale", "auto")
 NO_ITERATION_CAP = np.iinfo(np.int64).max
 
@@ -47,7 +50,7 @@ def resolve_gamma(gamma, X) -> float:
 
 
 def solver_max_iter(max_iter) -> int | None:
-    """``smo.solve``'s cap from an estimator's ``max_iter``: None (LibSVM's), a positive count, or
+    """``solve``'s cap from an estimator's ``max_iter``: None (LibSVM's), a positive count, or
     -1 for no cap."""
     if max_iter is None:
         return None
@@ -55,6 +58,12 @@ def solver_max_iter(max_iter) -> int | None:
             max_iter > 0 or max_iter == -1):
         raise ValueError(f"max_iter must be None, a positive integer or -1 (no cap); got {max_iter!r}")
     return NO_ITERATION_CAP if max_iter == -1 else int(max_iter)
+
+
+def solver_options(params: dict) -> SolverOptions:
+    """The SolverOptions of an ``SVC``'s parameters (``get_params()``)."""
+    return SolverOptions(eps=params["tol"], cache_mb=params["cache_size"], shrinking=params["shrinking"],
+                         max_iter=solver_max_iter(params["max_iter"]), kernel_mode=params["kernel_mode"])
 
 
 def encode_binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
@@ -114,16 +123,12 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Train on X (dense, or sparse: converted to CSR) and two-class labels y."""
-        from .kernel import KernelMatrix
-        from .smo import solve
-
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
         self.classes_, y_signed = encode_binary_labels(y)
         self._gamma = resolve_gamma(self.gamma, X)
         kernel = KernelMatrix(X, self._gamma, mode=self.kernel_mode)
-        result = solve(kernel, y_signed, np.arange(X.shape[0]), self.C, eps=self.tol,
-                       cache_mb=self.cache_size, shrinking=self.shrinking,
-                       max_iter=solver_max_iter(self.max_iter))
+        result = solve(kernel, y_signed, np.arange(X.shape[0]), self.C,
+                       options=solver_options(self.get_params()))
         if result.iteration_cap_hit:
             warnings.warn(f"SMO stopped at the iteration cap ({result.iterations} iterations) before "
                           f"reaching tol={self.tol}: the solution is not optimal. A smaller C, or data "
@@ -134,8 +139,6 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     def _set_solution(self, X, y_signed, result) -> None:
         """The fitted attributes, in scikit-learn's layout, from a solution over all of X."""
-        from .smo import SVMModel
-
         support = result.alpha > 0
         self.support_ = np.concatenate([np.flatnonzero(support & (y_signed > 0)),
                                         np.flatnonzero(support & (y_signed < 0))]).astype(np.int32)

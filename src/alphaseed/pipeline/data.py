@@ -37,15 +37,15 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 from tqdm import tqdm
 
-from alphaseed.atomic import atomic_path
-from alphaseed.config import (
+from ..atomic import atomic_path
+from .config import (
     COMPRESSION_SUFFIXES,
     dataset_entry,
     load_config,
     mirror_file_name,
     url_file_name,
 )
-from alphaseed.errors import DatasetError, DownloadError, MalformedFileError, VerificationError
+from ..errors import DatasetError, DownloadError, MalformedFileError, VerificationError
 
 log = logging.getLogger(__name__)
 

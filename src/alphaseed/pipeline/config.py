@@ -20,7 +20,8 @@ from jsonschema import ValidationError
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from alphaseed.errors import ConfigError
+from ..errors import ConfigError
+from .grid import log2_range
 
 SCHEMA_RELATIVE_PATH = Path("workflow", "schemas", "config.schema.yaml")
 CONFIG_FILE_NAME = "config.yaml"
@@ -107,8 +108,6 @@ def _check_scales(config: dict) -> None:
 def _check_searches(config: dict) -> None:
     """What the schema cannot say of a search: its dataset exists, its ranges lead somewhere,
     its seeders have folds to share."""
-    from .cli import log2_range
-
     for name, search in config.get("searches", {}).items():
         key = f"searches.{name}"
         if search["dataset"] not in config["datasets"]:

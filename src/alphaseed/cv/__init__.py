@@ -1,0 +1,40 @@
+"""Cross-validation: LibSVM's folds, one round (seed, solve, predict), ``cross_validate`` over
+every method, and the real LibSVM as the baseline. Other layers import from here, never from
+the modules below.
+
+Modules: ``folds`` (LibSVM's stratified folds, custom splits), ``rounds`` (one round),
+``cross_validation`` (``cross_validate``, chains of rounds, estimates), ``baseline`` (LibSVM).
+"""
+
+from .baseline import LibsvmData, LibsvmFit, libsvm_parameter, predict_libsvm, train_libsvm
+from .cross_validation import (
+    COLD,
+    LIBSVM,
+    PAPER_KERNEL_MODE,
+    CVResult,
+    ProgressCallback,
+    RoundRecord,
+    chain_layout,
+    cross_validate,
+    utc_now,
+)
+from .folds import (
+    CUSTOM,
+    LEAVE_ONE_OUT,
+    KFoldRounds,
+    custom_rounds,
+    folds_sha256,
+    resolve_k,
+    stratified_folds,
+    stratified_subsample,
+    trained_on,
+)
+from .rounds import Round, RoundSeconds, run_round
+
+__all__ = [
+    "cross_validate", "CVResult", "RoundRecord", "RoundSeconds", "Round", "run_round", "chain_layout",
+    "utc_now", "ProgressCallback", "COLD", "LIBSVM", "PAPER_KERNEL_MODE",
+    "CUSTOM", "LEAVE_ONE_OUT", "KFoldRounds", "custom_rounds", "folds_sha256", "resolve_k",
+    "stratified_folds", "stratified_subsample", "trained_on",
+    "LibsvmData", "LibsvmFit", "libsvm_parameter", "predict_libsvm", "train_libsvm",
+]

@@ -1,0 +1,63 @@
+"""The Gaussian kernel of one dataset, as the solver, the seeders and prediction read it.
+
+``KernelMatrix`` holds the data and hands out kernel values in one of four modes (``cache``,
+``shared``, ``gram``, ``auto``); every mode stores the same float32 values, so a result never
+depends on the mode. The solver reads rows through a ``RowCache`` filled from the kernel's
+``RowSource``. Other layers import from here, never from the modules below.
+
+Modules: ``values`` (a kernel value, computed one way everywhere; the compact row forms),
+``native`` (LLVM intrinsics), ``blas`` (BLAS's threads), ``gram`` (the Gram matrix), ``products``
+(kernel matrix products), ``row_cache`` (LRU caches of rows), ``row_source`` (where a cache's
+missing rows come from), ``matrix`` (``KernelMatrix`` and the memory budget).
+"""
+
+from .blas import blas_dots, blas_threads
+from .matrix import (
+    KERNEL_MODES,
+    KernelMatrix,
+    default_memory_budget,
+    dots_fit_beside_gram,
+    gram_bytes,
+    memory_mb,
+    prefaulted_gram,
+    resolve_mode,
+    shared_dots,
+)
+from .products import gathered_times, kernel_cross_times
+from .row_cache import (
+    EVICTIONS,
+    HITS,
+    REQUESTS,
+    ROWS_COMPUTED,
+    ROWS_EXTENDED,
+    VALUES_COMPUTED,
+    RowCache,
+    cache_apart,
+    cache_swap_columns,
+    cache_swap_keys,
+    cache_together,
+    cached_q,
+    new_cache,
+)
+from .row_source import (
+    GRAM,
+    RowSource,
+    get_q,
+    outside_row,
+    solver_source,
+    source_apart,
+    source_swap,
+    source_together,
+)
+from .values import CompactRows, blas_dots_are_exact, dense_features, squared_norms
+
+__all__ = [
+    "KERNEL_MODES", "KernelMatrix", "default_memory_budget", "dots_fit_beside_gram", "gram_bytes",
+    "memory_mb", "prefaulted_gram", "resolve_mode", "shared_dots",
+    "blas_dots", "blas_threads", "gathered_times", "kernel_cross_times",
+    "CompactRows", "blas_dots_are_exact", "dense_features", "squared_norms",
+    "RowCache", "RowSource", "new_cache", "cache_apart", "cache_together", "cached_q", "get_q",
+    "outside_row", "cache_swap_columns", "cache_swap_keys", "solver_source", "source_apart",
+    "source_swap", "source_together", "GRAM",
+    "REQUESTS", "HITS", "ROWS_COMPUTED", "ROWS_EXTENDED", "VALUES_COMPUTED", "EVICTIONS",
+]

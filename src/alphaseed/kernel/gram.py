@@ -1,0 +1,226 @@
+"""The Gram matrix: every float32 kernel value of a dataset, computed once.
+
+Computed in row blocks (dot products from a matrix product where that is exact, see
+``values``), each value once and mirrored below the diagonal, or, where the norms spread beyond
+the kernel's reach, only in the band of pairs close enough in norm to store a non-zero value.
+Every way stores the values ``values.kernel_values`` computes, bit for bit.
+"""
+
+from __future__ import annotations
+
+import mmap
+
+import numpy as np
+from numba import njit, prange
+
+from ..errors import SolverInputError
+from .blas import blas_dots
+from .values import dense_rows, gaussian_from_dot, kernel_values, row_dot
+
+# Rows of dot products computed by one matrix product; bounds its float64 block to ~128 MB.
+DOT_BLOCK_BYTES = 128 << 20
+
+# Columns of a Gram tile: a stripe of its rows against this many columns stays in cache while
+# their mirror image below the diagonal is written.
+GRAM_TILE_COLS = 512
+# Rows of a tile computed, then mirrored, together: a 64-byte line of float32 in every mirrored
+# row. Written one value at a time down a column, the mirror took 3.5 of the 8.0 s of a 20,000
+# MNIST-sample Gram matrix (each value a new cache line, 80 KB from the last).
+GRAM_STRIPE_ROWS = 16
+# Above this gamma * ||x - z||^2, exp's value is below half float32's smallest subnormal
+# (2**-150, e**-103.97) and its float32 is 0.0 whatever the double's last bits: the Gram matrix
+# stores 0.0 without calling exp (on raw MNIST at gamma = 0.125 nearly every value).
+FLOAT32_ZERO_EXPONENT = 105.0
+
+
+@njit(cache=True, nogil=True)
+def _stored_gaussian(sq_a, sq_b, dot, gamma):
+    """``gaussian_from_dot`` as float32 stores it."""
+    dist = sq_a + sq_b - 2.0 * dot
+    if gamma * dist > FLOAT32_ZERO_EXPONENT:
+        return np.float32(0.0)
+    return np.float32(gaussian_from_dot(sq_a, sq_b, dot, gamma))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, compact, every):
+    """K[i0:i1, j] for j >= i, mirrored below the diagonal; ``dots[a, j - i0]`` holds
+    x_{i0+a}.x_j when ``have_dots``, else each value is computed here (from ``compact``)."""
+    n = X.shape[0]
+    for t in prange((n - i0 + GRAM_TILE_COLS - 1) // GRAM_TILE_COLS):
+        j0 = i0 + t * GRAM_TILE_COLS
+        j1 = min(n, j0 + GRAM_TILE_COLS)
+        for s0 in range(i0, min(i1, j1), GRAM_STRIPE_ROWS):
+            s1 = min(i1, j1, s0 + GRAM_STRIPE_ROWS)
+            for i in range(s0, s1):
+                lo = max(i, j0)
+                if not have_dots:
+                    kernel_values(K[i, lo:j1], X, sqnorm, gamma, i, every[lo:j1], compact)
+                    continue
+                for j in range(lo, j1):
+                    K[i, j] = 1.0 if i == j else _stored_gaussian(
+                        sqnorm[i], sqnorm[j], dots[i - i0, j - i0], gamma)
+            for j in range(max(s0 + 1, j0), j1):
+                for i in range(s0, min(s1, j)):
+                    K[j, i] = K[i, j]
+
+
+# float32 holds every integer up to 2**24: where two rows' squared norms stay within it, every
+# product and partial sum of their dot product does too (bounded as in blas_dots_are_exact), so
+# a float32 GEMM gives the same doubles at half a float64 one's time and bytes (a 20,000 MNIST
+# sample's blocks: 1.4 against 2.9 s). The values of rows beyond it (3 of MNIST's 60,000) are
+# then computed again from float64 dots; with more than this share of rows beyond (Madelon:
+# all), the whole matrix takes float64 GEMMs.
+FLOAT32_EXACT_NORM = 2.0**24
+FLOAT32_GEMM_MAX_BEYOND = 1 / 16
+
+
+@njit(cache=True, nogil=True)
+def _gram_redo_rows(K, sqnorm, gamma, rows, dots):
+    """Row and column rows[a] of K from ``dots[a, j]`` = x_rows[a].x_j."""
+    for a in range(rows.shape[0]):
+        i = rows[a]
+        for j in range(K.shape[0]):
+            value = 1.0 if i == j else _stored_gaussian(sqnorm[i], sqnorm[j], dots[a, j], gamma)
+            K[i, j] = value
+            K[j, i] = value
+
+
+# ||x - z|| >= | ||x|| - ||z|| |: pairs whose norms differ by more than sqrt(105 / gamma) store
+# 0.0, found without a dot product. Sorted by norm, the rows a row can reach form a band; on a
+# 20,000 MNIST sample at gamma = 0.125, 3.7 % of the matrix (norms 931 to 4,110, reach 29).
+# The band is computed where it is at most this share of the triangle: its non-zero values land
+# in rows and columns scattered across the matrix, where the blocks above write whole lines.
+# Measured on that sample (2 threads), band against blocks: at a share of 0.45 and nearly all
+# values 0.0 (gamma = 1e-3), 1.14 against 1.94 s; at 0.94, 2.04 against 2.02 s; over the whole
+# triangle with every value non-zero (gamma = 1e-6), 4.95 against 2.67 s. Half of that is the
+# break-even in the worst case.
+GRAM_BAND_MAX_SHARE = 0.5
+# Norm-sorted rows of a band tile: one GEMM against the tile's reach.
+GRAM_BAND_TILE_ROWS = 512
+# Slack on the reach for the rounding of square roots and their difference, far below the
+# margin FLOAT32_ZERO_EXPONENT keeps above exp's last non-zero float32.
+GRAM_BAND_SLACK = 1e-6
+
+
+def norm_band(sqnorm, gamma):
+    """(order, tiles): rows by increasing norm, and tiles (a0, a1, b1) whose sorted rows a0..a1
+    against sorted columns a0..b1 cover every pair that may store a non-zero value; None where
+    they exceed GRAM_BAND_MAX_SHARE of the triangle."""
+    n = sqnorm.shape[0]
+    order = np.argsort(sqnorm, kind="stable")
+    norms = np.sqrt(sqnorm[order])
+    width = np.sqrt(FLOAT32_ZERO_EXPONENT / gamma) * (1.0 + GRAM_BAND_SLACK)
+    reach = np.searchsorted(norms, norms + width, side="right")
+    tiles = [(a0, min(n, a0 + GRAM_BAND_TILE_ROWS), int(reach[min(n, a0 + GRAM_BAND_TILE_ROWS) - 1]))
+             for a0 in range(0, n, GRAM_BAND_TILE_ROWS)]
+    if sum((a1 - a0) * (b1 - a0) for a0, a1, b1 in tiles) > GRAM_BAND_MAX_SHARE * n * n / 2:
+        return None
+    return order, tiles
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _gram_band_tile(K, sqnorm, gamma, order, a0, a1, b1, dots):
+    """K[i, j] = K[j, i] for i = order[a], j = order[b], a0 <= a < a1, a <= b < b1, from
+    ``dots[a - a0, b - a0]`` = x_i.x_j, into a K of zeros. Zeros are not written again: each
+    write lands on a page of its own, and most values even in the band are 0.0."""
+    for a in prange(a0, a1):
+        i = order[a]
+        K[i, i] = 1.0
+        for b in range(a + 1, b1):
+            value = _stored_gaussian(sqnorm[i], sqnorm[order[b]], dots[a - a0, b - a0], gamma)
+            if value != 0.0:
+                K[i, order[b]] = value
+                K[order[b], i] = value
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _zero_rows(K):
+    """K = 0 on every thread: ``out`` may be a used matrix, and a fresh one pays its page faults."""
+    for i in prange(K.shape[0]):
+        K[i, :] = 0.0
+
+
+def new_gram(n: int) -> np.ndarray:
+    """An uninitialised n x n float32 array in pages the operating system maps as it prefers.
+
+    NumPy asks Linux for huge pages on every large array (madvise). Here, a virtual machine,
+    faulting in a 20,000 MNIST sample's 1.6 GB so took 0.39-2.9 s (five fresh processes: 2.93,
+    0.40, 2.68, 0.39, 1.96 s), in 4 KB pages 0.47-0.53 s (five: 0.53, 0.53, 0.48, 0.47, 0.48 s),
+    and reading 20,000 random rows took 0.08 s either way.
+    """
+    if n == 0:
+        return np.empty((0, 0), dtype=np.float32)
+    return np.frombuffer(mmap.mmap(-1, 4 * n * n), dtype=np.float32).reshape(n, n)
+
+
+def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | None = None,
+                compact: tuple | None = None):
+    """The full float32 kernel matrix in row blocks, each value computed once and mirrored.
+
+    Binary data whose ``compact`` rows (``compact_rows``) are bit sets look every value up by
+    distance. Otherwise, with ``use_blas`` (see ``blas_dots_are_exact``) a block's dot products
+    come from one matrix product (in float32 where that is exact, see FLOAT32_EXACT_NORM);
+    ``dots`` (``dot_matrix``), when given, holds all of them already, for several gammas over
+    the same data. Where the products come from BLAS and the norms spread beyond the kernel's
+    reach (``norm_band``), only the band of pairs close enough in norm is computed, the rest
+    stores 0.0 as the blocks would. The values are the same every way.
+    ``out``: an n x n float32 array to fill (every value is written, whatever it held), else a
+    new one.
+    """
+    n = X.shape[0]
+    if out is not None and (out.shape != (n, n) or out.dtype != np.float32
+                            or not out.flags.c_contiguous):
+        raise SolverInputError(f"the Gram matrix of {n} instances needs a C-contiguous "
+                               f"({n}, {n}) float32 array, got {out.dtype} {out.shape}")
+    K = new_gram(n) if out is None else out
+    block = max(1, min(n, DOT_BLOCK_BYTES // (8 * max(n, 1))))
+    no_dots = np.empty((0, 0))
+    by_distance = compact is not None and compact.bits.size > 0
+    rows = compact if by_distance else dense_rows()
+    every = np.arange(n)
+    beyond = np.flatnonzero(sqnorm > FLOAT32_EXACT_NORM)
+    single = (use_blas and not by_distance and dots is None
+              and beyond.size <= n * FLOAT32_GEMM_MAX_BEYOND)
+    gemm_rows = X.astype(np.float32) if single else X
+    band = norm_band(sqnorm, gamma) if use_blas and not by_distance and dots is None else None
+    if band is not None:
+        order, tiles = band
+        _zero_rows(K)
+        for a0, a1, b1 in tiles:
+            _gram_band_tile(K, sqnorm, gamma, order, a0, a1, b1,
+                            blas_dots(gemm_rows[order[a0:a1]], gemm_rows[order[a0:b1]]))
+    else:
+        for i0 in range(0, n, block):
+            i1 = min(n, i0 + block)
+            if by_distance:
+                block_dots = no_dots
+            elif dots is not None:
+                block_dots = np.ascontiguousarray(dots[i0:i1, i0:])
+            else:
+                block_dots = blas_dots(gemm_rows[i0:i1], gemm_rows[i0:]) if use_blas else no_dots
+            _gram_rows(K, X, sqnorm, gamma, i0, i1, block_dots, block_dots.size > 0, rows, every)
+    if single and beyond.size:
+        _gram_redo_rows(K, sqnorm, gamma, beyond, blas_dots(X[beyond], X))
+    return K
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _row_dots(D, X):
+    """D[i, j] = D[j, i] = row_dot(X, i, X, j): the dot products the Gram matrix would compute
+    one at a time."""
+    for i in prange(X.shape[0]):
+        for j in range(i, X.shape[0]):
+            D[i, j] = row_dot(X, i, X, j)
+            D[j, i] = D[i, j]
+
+
+def dot_matrix(X, use_blas: bool) -> np.ndarray:
+    """Every dot product x_i.x_j in float64, as ``gram_matrix`` computes them (by BLAS where
+    that is exact, else one at a time), so Gram matrices built from them are bit for bit
+    its own."""
+    if use_blas:
+        return blas_dots(X, X)
+    D = np.empty((X.shape[0], X.shape[0]))
+    _row_dots(D, X)
+    return D

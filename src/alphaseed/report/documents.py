@@ -1,0 +1,154 @@
+"""The published folder's documents beside its tables: ``provenance.md`` and its ``README.md``."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import formats, tables
+
+# A pause between jobs longer than this separates two sittings of the run (provenance.md).
+SITTING_GAP = pd.Timedelta(minutes=30)
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A frame of formatted cells as a Markdown table, or "(none)" when it has no row."""
+    return frame.to_markdown(index=False, disable_numparse=True) if len(frame) else "(none)"
+
+
+def sittings(runs: pd.DataFrame) -> pd.DataFrame:
+    """The stretches of time in which the jobs ran: a pause longer than SITTING_GAP between one job's end and
+    the next one's start (the machine given back, the run resumed elsewhere) starts a new sitting."""
+    spans = runs.dropna(subset=["started_utc", "finished_utc"])
+    spans = pd.DataFrame({"start": pd.to_datetime(spans["started_utc"]), "end": pd.to_datetime(spans["finished_utc"])})
+    rows = []
+    for start, end in spans.sort_values("start").itertuples(index=False):
+        if rows and start <= rows[-1]["end"] + SITTING_GAP:
+            rows[-1]["end"] = max(rows[-1]["end"], end)
+            rows[-1]["jobs"] += 1
+        else:
+            rows.append({"start": start, "end": end, "jobs": 1})
+    frame = pd.DataFrame(rows, columns=["start", "end", "jobs"])
+    frame["elapsed_seconds"] = (frame["end"] - frame["start"]).dt.total_seconds()
+    return frame
+
+
+def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
+    commits = runs.groupby(["git_commit", "git_dirty"], dropna=False).size()
+    libraries = {key: sorted({str(s["provenance"].get(key, "not recorded")) for s in summaries})
+                 for key in ("python", "numpy", "scipy", "numba", "libsvm", "sklearn", "blas")}
+    walls = runs["wall_seconds"].dropna()
+    jobs = runs.sort_values("finished_utc")[
+        ["dataset", "k", "label", "wall_seconds", "seconds_measured_total", "rounds_run", "rounds_total", "threads",
+         "cpu", "hostname", "git_commit", "finished_utc"]].copy()
+    jobs["git_commit"] = jobs["git_commit"].str[:10]
+    stretches = sittings(runs)
+    per_experiment = runs.groupby(["tables", "dataset"], sort=True).agg(
+        jobs=("wall_seconds", "size"), wall=("wall_seconds", "sum")).reset_index()
+    per_experiment["wall"] = per_experiment["wall"].map(lambda v: f"{v / 60:,.1f}")
+    per_experiment = per_experiment.rename(columns={"tables": "table", "wall": "job wall min"})
+    per_experiment["jobs"] = per_experiment["jobs"].astype(str)
+    jobs["wall_seconds"] = jobs["wall_seconds"].map(lambda v: formats.NOT_AVAILABLE if pd.isna(v) else f"{v:.1f}")
+    jobs["seconds_measured_total"] = jobs["seconds_measured_total"].map(formats.format_seconds)
+    lines = [
+        "# Provenance of the published runs",
+        "",
+        f"- runs: {len(runs)}, run between {runs['started_utc'].min()} and {runs['finished_utc'].max()} (UTC)",
+        "- commits: " + "; ".join(f"{commit} ({'dirty' if dirty else 'clean'}): {count} run(s)"
+                                  for (commit, dirty), count in commits.items()),
+        "- CPUs: " + "; ".join(sorted(runs["cpu"].dropna().unique())),
+        "- hosts: " + "; ".join(sorted(runs["hostname"].dropna().unique())),
+        "- threads per job: " + ", ".join(str(int(t)) for t in sorted(runs["threads"].dropna().unique())),
+        "- libraries: " + "; ".join(f"{key} {', '.join(values)}" for key, values in libraries.items()),
+        f"- wall time of the jobs: {walls.sum():,.0f} s summed over {len(walls)} job(s) that recorded it "
+        f"({walls.sum() / 3600:.2f} h)",
+        f"- elapsed time of the run: {stretches['elapsed_seconds'].sum() / 3600:.2f} h summed over "
+        f"{len(stretches)} sitting(s) (first job's start to last job's end; a pause over "
+        f"{SITTING_GAP.total_seconds() / 60:.0f} minutes starts a new sitting)",
+        "",
+        "## Sittings",
+        "",
+        markdown_table(pd.DataFrame({
+            "started (UTC)": stretches["start"].dt.strftime("%Y-%m-%d %H:%M"),
+            "ended (UTC)": stretches["end"].dt.strftime("%Y-%m-%d %H:%M"),
+            "jobs": stretches["jobs"].astype(str),
+            "elapsed h": stretches["elapsed_seconds"].map(lambda v: f"{v / 3600:.2f}"),
+        })),
+        "",
+        "## Wall time per experiment",
+        "",
+        "Summed over the jobs of each table and dataset.",
+        "",
+        markdown_table(per_experiment),
+        "",
+        "## Wall time per job",
+        "",
+        "Wall time is the whole job (loading, compilation, writing); measured seconds are the cross-validation's "
+        "own rounds.",
+        "",
+        markdown_table(jobs.rename(columns={"label": "method", "seconds_measured_total": "measured s",
+                                       "wall_seconds": "wall s"})),
+        "",
+    ]
+    return "\n".join(lines)
+
+def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=()) -> str:
+    """The published folder's README, its links relative to the folder.
+
+    Parameters
+    ----------
+    table1 : DataFrame
+        Table 1's comparison frame (``tables.comparison``).
+    runs : DataFrame
+        One row per run (``runs.runs_frame``).
+    studies : sequence of str
+        The studies beyond the paper whose tables the folder holds too (linked).
+
+    Returns
+    -------
+    str
+        The Markdown document.
+    """
+    subsampled = sorted(runs.dropna(subset=["subsample"])["dataset"].unique())
+    size = f"on stratified subsamples of {', '.join(subsampled)}" if subsampled else "at full size"
+    dirty_runs = runs.assign(dirty=runs["git_dirty"].fillna(False).astype(bool)).groupby("git_commit")["dirty"].sum()
+    commits = ", ".join(f"`{commit[:10]}`" + (f" ({dirty} in a checkout with uncommitted changes)" if dirty else "")
+                        for commit, dirty in dirty_runs.items())
+    walls = runs["wall_seconds"].dropna()
+    elapsed = sittings(runs)["elapsed_seconds"].sum()
+    sub = "##"
+    return "\n".join([
+        "# The paper, reproduced",
+        "",
+        f"{len(runs)} runs {size}, from commit(s) {commits or 'unknown'} on {'; '.join(runs['cpu'].dropna().unique())}, "
+        f"{walls.sum() / 3600:.2f} h of job wall time in {elapsed / 3600:.2f} h elapsed, finished "
+        f"{runs['finished_utc'].max()} (UTC). `alphaseed publish` built this from the run summaries in "
+        f"[runs/](runs/) alone, each job having written its summary as it finished.",
+        "",
+        f"{sub} Table 1, beside the paper's",
+        "",
+        markdown_table(formats.table1_at_a_glance(table1)),
+        "",
+        f"k = 10, seconds summed over the rounds. {formats.ESTIMATED} estimated from the first rounds, as the paper "
+        f"did for its longest runs; {formats.CAP_HIT} a round stopped at the iteration cap. The paper's seconds are "
+        "from its 6-core Xeon E5-2620, so compare the ratios. Fast engine: the same method in this project's "
+        "`auto` kernel mode (the Gram matrix where it fits), one thread. Every kernel mode, init and rest "
+        f"seconds, and which rounds were run: [tables/table1.md](tables/table1.md); every deviation, "
+        f"measured: [paper_vs_reproduced.md](paper_vs_reproduced.md).",
+        "",
+        f"{sub} Leave-one-out: time relative to SIR",
+        "",
+        "![leave-one-out](figures/loocv.png)" if (runs["k"] == "loo").any() else "(no leave-one-out run yet)",
+        "",
+        f"{sub} Everything else",
+        "",
+        "- [paper_vs_reproduced.md](paper_vs_reproduced.md): every figure beside the paper's, and every "
+        "deviation explained with measured numbers",
+        "- [tables/](tables/): Tables 1-3 and the leave-one-out table (Markdown, CSV, LaTeX)",
+        "- [figures/](figures/): iterations per round, speedup against k, leave-one-out",
+        "- [runs.csv](runs.csv): one row per run; [provenance.md](provenance.md): commit, CPU, "
+        "threads, wall time per job",
+        *[f"- beyond the paper, the study `{study}` (its own tables, never mixed into the paper's rows): "
+          f"[tables/{tables.study_names(study)['comparison']}.md](tables/"
+          f"{tables.study_names(study)['comparison']}.md) and the `*_{study}` tables beside it" for study in studies],
+        "",
+    ])

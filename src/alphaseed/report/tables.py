@@ -1,0 +1,322 @@
+"""The paper's Tables 1-3 and its leave-one-out results, rebuilt from run records beside the paper's numbers.
+
+Run records (one per dataset, k, method and kernel mode) become one tidy frame; each table is that
+frame filtered to one experiment kind and joined with ``workflow/resources/paper_results.csv``.
+Every table is written three ways (CSV for programs, Markdown for people, LaTeX for papers), and
+``paper_vs_reproduced.md`` puts every figure next to the paper's with the speedup ratios, because
+the paper's absolute seconds come from another machine and only ratios compare.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..cv import PAPER_KERNEL_MODE
+from ..errors import AlphaseedError
+from ..pipeline.experiments import PAPER_STUDY, TABLE_KINDS
+from ..pipeline.summaries import read_run
+from .formats import (
+    DATASET_ORDER,
+    FLAGS,
+    METHOD_ORDER,
+    comparison_document,
+    document_html,
+    document_markdown,
+    format_seconds_scientific,
+    k_key,
+    k_order,
+    method_label,
+    ordered,
+    seconds_wide,
+    table1_wide,
+    table2_wide,
+    table_notes,
+    to_latex,
+    to_markdown,
+    write_csv,
+    write_text,
+)
+
+# ---------------------------------------------------------------- inputs
+
+
+def read_paper_results(path: str | os.PathLike) -> pd.DataFrame:
+    """The paper's numbers, one row per (table, dataset, k, method, metric)."""
+    paper = pd.read_csv(path, dtype={"k": str, "note": str}, keep_default_na=False)
+    paper["value"] = paper["value"].astype(float)
+    return paper
+
+
+RUN_COLUMNS = [
+    "dataset", "k", "n_folds", "method", "kernel_mode", "label", "n", "dim", "C", "gamma", "subsample",
+    "max_rounds", "seconds_init", "seconds_rest", "seconds_total", "seconds_measured_total", "iterations",
+    "accuracy", "rounds_run", "rounds_total", "rounds_capped", "estimated", "iteration_cap_hit", "sv_share",
+    "free_sv_share", "cpu", "threads",
+]
+
+
+def record_row(record: dict) -> dict:
+    """One run (its record or its summary, ``alphaseed.summaries``) as a flat row of the runs frame."""
+    summary, params, seconds = record["summary"], record["params"], record["summary"]["seconds"]
+    kernel_mode = None if record["method"] == "libsvm" else record.get("kernel_mode")
+    # Shares of the training instances over the rounds run: with K (nearly) the identity every
+    # instance is a support vector; the free ones (0 < alpha < C) are what seeding has to place.
+    trained = sum(r["train_size"] for r in record["rounds"])
+    support = sum(r["n_sv"] for r in record["rounds"])
+    bounded = sum(r["n_bounded_sv"] for r in record["rounds"])
+    return {
+        "dataset": record["dataset"],
+        "k": k_key(record["k"]),
+        "n_folds": record["n_folds"],
+        "method": record["method"],
+        "kernel_mode": kernel_mode,
+        "label": method_label(record["method"], kernel_mode),
+        "n": record["n"],
+        "dim": record["dim"],
+        "C": params["C"],
+        "gamma": params["gamma"],
+        "subsample": params.get("subsample"),
+        "max_rounds": params.get("max_rounds"),
+        "seconds_init": seconds["init"],
+        "seconds_rest": seconds["rest"],
+        "seconds_total": seconds["total"],
+        "seconds_measured_total": summary["seconds_measured_total"],
+        "iterations": summary["iterations"],
+        "accuracy": summary["accuracy"],
+        "rounds_run": summary["rounds_run"],
+        "rounds_total": summary["rounds_total"],
+        "rounds_capped": sum(bool(r["iteration_cap_hit"]) for r in record["rounds"]),
+        "estimated": bool(summary["estimated"]),
+        "iteration_cap_hit": bool(summary["iteration_cap_hit"]),
+        "sv_share": 100 * support / trained,
+        "free_sv_share": 100 * (support - bounded) / trained,
+        "cpu": record.get("provenance", {}).get("cpu", "unknown CPU"),
+        "threads": record.get("provenance", {}).get("threads"),
+    }
+
+
+def load_runs(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
+    """The runs frame of run records or run summaries (they give the same rows)."""
+    return pd.DataFrame([record_row(read_run(p)) for p in paths], columns=RUN_COLUMNS)
+
+
+# ---------------------------------------------------------------- comparison frames
+
+
+def _paper_wide(paper: pd.DataFrame, table: str) -> pd.DataFrame:
+    """Paper values of one table as columns ``paper_<metric>`` per (dataset, k, method)."""
+    part = paper[paper["table"] == table]
+    wide = part.pivot_table(index=["dataset", "k", "method"], columns="metric", values="value", aggfunc="first")
+    wide = wide.reindex(columns=["seconds_init", "seconds_rest", "seconds_total", "iterations", "accuracy"])
+    # The paper prints only init and rest for its seeded methods; their total is the sum.
+    wide["seconds_total"] = wide["seconds_total"].fillna(wide["seconds_init"] + wide["seconds_rest"])
+    wide = wide.add_prefix("paper_")
+    notes = part.groupby(["dataset", "k", "method"])["note"].agg(lambda s: "; ".join(sorted({n for n in s if n})))
+    wide["paper_estimated"] = notes.str.contains("estimated")
+    wide["paper_note"] = notes
+    return wide.reset_index()
+
+
+COUNTS = ("iterations", "accuracy")
+
+
+def complete_counts(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs whose estimated iterations and accuracy are replaced by those of a complete fast-mode run.
+
+    A paper-faithful run estimated from its first rounds (``max_rounds``) takes the iterations and
+    accuracy of the complete run of the same dataset, k and method in another kernel mode, and
+    LibSVM's those of the complete cold run: every mode gives the same iterations and predictions,
+    and our cold start gives LibSVM's. ``counts_from`` names the source run; ``iterations_<flag>``
+    and ``accuracy_<flag>`` are the flags of the figures shown, so they are not marked estimated.
+    """
+    frame = runs.copy()
+    faithful = frame["kernel_mode"].isna() | (frame["kernel_mode"] == PAPER_KERNEL_MODE)
+    complete = frame[~faithful & ~frame["estimated"]]
+    sources = {(r["dataset"], r["k"], r["method"]): r for _, r in complete.iterrows()}
+    frame["counts_from"] = None
+    for flag in FLAGS:
+        for metric in COUNTS:
+            frame[f"{metric}_{flag}"] = frame[flag]
+    for index, row in frame[faithful & frame["estimated"]].iterrows():
+        method = "cold" if row["method"] == "libsvm" else row["method"]
+        source = sources.get((row["dataset"], row["k"], method))
+        if source is None:
+            continue
+        frame.loc[index, "counts_from"] = source["label"]
+        for metric in COUNTS:
+            frame.loc[index, metric] = source[metric]
+            for flag in FLAGS:
+                frame.loc[index, f"{metric}_{flag}"] = source[flag]
+    return frame
+
+
+def _add_ratio(frame: pd.DataFrame, name: str, reference: pd.DataFrame, keys: list[str], *, paper: bool = False,
+               inverse: bool = False) -> None:
+    """``frame[name]`` = the reference's total seconds / this row's (``inverse``: this row's / the reference's),
+    the reference matched on ``keys``; ``frame[name + "_" + flag]`` is true when either figure has the flag.
+
+    The flags are the markers of the ratio's cell: a ratio over an estimated figure is an estimate, whichever
+    side of the division that figure is on. ``paper`` takes the paper's figures and flags instead of this run's.
+    """
+    prefix = "paper_" if paper else ""
+    value, flags = f"{prefix}seconds_total", [f"{prefix}{flag}" for flag in FLAGS if f"{prefix}{flag}" in frame]
+    columns = [value, *flags]
+    ref = reference[keys + columns].rename(columns={c: f"_ref_{c}" for c in columns})
+    merged = frame[keys + columns].merge(ref, on=keys, how="left")
+    ratio = merged[f"_ref_{value}"] / merged[value]
+    frame[name] = (1.0 / ratio if inverse else ratio).to_numpy()
+    for flag in flags:
+        either = merged[flag].fillna(False).astype(bool) | merged[f"_ref_{flag}"].fillna(False).astype(bool)
+        frame[f"{name}_{flag.removeprefix(prefix)}"] = either.to_numpy()
+
+
+def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFrame:
+    """One row per run with its speedups and, for paper-faithful runs, the paper's figures beside.
+
+    ``speedup_libsvm`` = libsvm seconds / this method's (same dataset and k), ``speedup_cold`` =
+    cold seconds (same kernel mode; paper-faithful cold for libsvm) / this method's, and
+    ``relative_to_sir`` = this method's seconds / paper-faithful SIR's, as in the LOO figure; the paper's
+    ratios are ``paper_speedup_libsvm`` and ``paper_relative_to_sir``. Each ratio has its own
+    ``<ratio>_estimated`` and ``<ratio>_iteration_cap_hit``, true when either of its figures has the flag.
+    """
+    if table not in TABLE_KINDS:
+        raise AlphaseedError(f"unknown table kind {table!r}; expected one of {TABLE_KINDS}")
+    frame = complete_counts(runs)
+    keys = ["dataset", "k"]
+    frame["_cold_mode"] = frame["kernel_mode"].fillna(PAPER_KERNEL_MODE)
+    libsvm = frame[frame["method"] == "libsvm"]
+    cold = frame[frame["method"] == "cold"].assign(_cold_mode=lambda f: f["kernel_mode"])
+    sir = frame[(frame["method"] == "sir") & (frame["kernel_mode"] == PAPER_KERNEL_MODE)]
+    _add_ratio(frame, "speedup_libsvm", libsvm, keys)
+    _add_ratio(frame, "speedup_cold", cold, keys + ["_cold_mode"])
+    _add_ratio(frame, "relative_to_sir", sir, keys, inverse=True)
+    frame = frame.drop(columns="_cold_mode")
+
+    paper_wide = _paper_wide(paper, table)
+    faithful = frame["kernel_mode"].isna() | (frame["kernel_mode"] == PAPER_KERNEL_MODE)
+    frame["_join"] = np.where(faithful, frame["method"], None)
+    ran_faithful = frame.loc[faithful, ["dataset", "k", "method"]]
+    frame = frame.merge(
+        paper_wide.rename(columns={"method": "_join"}), on=["dataset", "k", "_join"], how="left"
+    ).drop(columns="_join")
+    # Paper rows without a paper-faithful run here still belong beside ours (e.g. the paper's k = 100 in a quick
+    # profile, or MNIST's SIR where only the fast engine ran it).
+    paper_only = paper_wide.merge(ran_faithful, how="left", indicator=True)
+    paper_only = paper_only[paper_only["_merge"] == "left_only"].drop(columns="_merge")
+    paper_only = paper_only[paper_only["dataset"].isin(frame["dataset"])]
+    paper_only = paper_only.assign(label=paper_only["method"], estimated=False, iteration_cap_hit=False)
+    frame = pd.concat([frame, paper_only], ignore_index=True) if len(paper_only) else frame
+    frame["paper_estimated"] = frame["paper_estimated"].fillna(False).astype(bool)
+
+    _add_ratio(frame, "paper_speedup_libsvm", paper_wide[paper_wide["method"] == "libsvm"], keys, paper=True)
+    _add_ratio(frame, "paper_relative_to_sir", paper_wide[paper_wide["method"] == "sir"], keys, paper=True,
+               inverse=True)
+    flag_columns = [c for c in frame.columns if c.endswith(FLAGS)]
+    frame[flag_columns] = frame[flag_columns].fillna(False).astype(bool)
+    return _sorted(frame)
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    dataset_rank = {d: i for i, d in enumerate(ordered(frame["dataset"], DATASET_ORDER))}
+    label_rank = {m: i for i, m in enumerate(ordered(frame["label"], METHOD_ORDER))}
+    ranks = pd.DataFrame(
+        {
+            "d": frame["dataset"].map(dataset_rank),
+            "k": frame["k"].map(k_order),
+            "m": frame["label"].map(label_rank),
+        }
+    )
+    return frame.loc[ranks.sort_values(["d", "k", "m"]).index].reset_index(drop=True)
+
+
+def table2(runs: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """The datasets as measured (after any subsample) with C and gamma, beside the paper's Table 2."""
+    measured = runs.groupby("dataset", sort=False)[["n", "dim", "C", "gamma", "subsample"]].first()
+    reference = paper[paper["table"] == "table2"].pivot_table(index="dataset", columns="metric", values="value")
+    reference = reference.reindex(columns=["n", "dim", "C", "gamma"]).add_prefix("paper_")
+    frame = measured.join(reference, how="left").reset_index()
+    frame = frame.set_index("dataset").loc[ordered(frame["dataset"], DATASET_ORDER)].reset_index()
+    return frame
+
+
+# ---------------------------------------------------------------- writing
+
+
+# Each caption, and what it adds where the paper has figures to show beside this run's.
+CAPTIONS = {
+    "table1": ("Efficiency comparison (k = 10): elapsed time (s), iterations and accuracy", ", this run above the paper's"),
+    "table2": ("Datasets and kernel parameters, as measured in this run", " and as printed in the paper"),
+    "table3": ("Effect of k on total elapsed time (s)", ", this run above the paper's"),
+    "loocv": ("Total elapsed time (s) of leave-one-out cross-validation", ", this run above the paper's"),
+}
+
+
+def table_caption(name: str, study: str) -> str:
+    base, beside_paper = CAPTIONS[name]
+    return base + (beside_paper if study == PAPER_STUDY else "") + "."
+TABLE_FORMATS = ("csv", "md", "tex", "html")
+WIDE = {
+    "table1": ("table1", table1_wide),
+    "table3": ("table3", lambda frame: seconds_wide(frame, by_k=True)),
+    "loocv": ("loo", lambda frame: seconds_wide(frame, by_k=False, formatter=format_seconds_scientific)),
+}
+
+
+def study_names(study: str) -> dict[str, str]:
+    """File stem of each table of a study: the paper's own names, another study's with its name appended."""
+    suffix = "" if study == PAPER_STUDY else f"_{study}"
+    names = {name: f"{name}{suffix}" for name in ("table1", "table2", "table3", "loocv")}
+    names["comparison"] = "paper_vs_reproduced" if study == PAPER_STUDY else f"speedups{suffix}"
+    return names
+
+
+def write_tables(groups: dict[str, list], paper_path: str | os.PathLike, out_dir: str | os.PathLike,
+                 formats=TABLE_FORMATS, with_comparison: bool = True, study: str = PAPER_STUDY) -> list[Path]:
+    """Write table1/2/3, loocv (CSV, Markdown, LaTeX, HTML, or ``formats``) and paper_vs_reproduced (Markdown,
+    HTML) unless not ``with_comparison``.
+
+    ``groups`` maps a table kind (``table1``, ``table3``, ``loo``) to the run record (or summary) paths of the
+    experiments that feed it. Table 2 describes the datasets of Table 1's runs. A ``study`` other than the
+    paper's writes the same tables under the names of ``study_names`` (``table1_{study}``, ...,
+    ``speedups_{study}``), so that its runs never mix into the paper's rows.
+    """
+    if not groups.get("table1"):
+        raise AlphaseedError("Table 1 needs at least one run record: add a table1 experiment to the config")
+    out_dir = Path(out_dir)
+    paper = read_paper_results(paper_path)
+    runs = {kind: load_runs(paths) for kind, paths in groups.items() if paths}
+    frames = {kind: comparison(frame, paper, kind) for kind, frame in runs.items()}
+    datasets = table2(runs["table1"], paper)
+    cpu = ", ".join(sorted(runs["table1"]["cpu"].dropna().unique())) or "an unknown CPU"
+    beyond = [] if study == PAPER_STUDY else [f"Beyond the paper (study {study}; the paper has no figure of its datasets)."]
+    outputs = {"table2": (datasets, table2_wide(datasets), " ".join([*beyond, table_caption("table2", study)]))}
+    for name, (kind, wide) in WIDE.items():
+        if kind in frames:
+            text = " ".join([*beyond, table_caption(name, study), *table_notes(frames[kind], cpu)])
+            outputs[name] = (frames[kind], wide(frames[kind]), text)
+    names = study_names(study)
+    outputs = {names[name]: output for name, output in outputs.items()}
+    written = []
+    for name, (frame, wide, caption) in outputs.items():
+        renderings = {
+            "csv": lambda path: write_csv(path, frame),
+            "md": lambda path: write_text(path, to_markdown(wide, caption)),
+            "tex": lambda path: write_text(path, to_latex(wide, caption, f"tbl:{name}")),
+            "html": lambda path: write_text(path, document_html(name, [caption], [("", wide)])),
+        }
+        for ext in formats:
+            renderings[ext](out_dir / f"{name}.{ext}")
+            written.append(out_dir / f"{name}.{ext}")
+    if not with_comparison:
+        return written
+    notes, sections = comparison_document(frames, datasets)
+    title = "Paper vs this run" if study == PAPER_STUDY else f"Beyond the paper, study {study}: figures and speedups"
+    for ext, render in (("md", document_markdown), ("html", document_html)):
+        write_text(out_dir / f"{names['comparison']}.{ext}", render(title, [*beyond, *notes], sections))
+        written.append(out_dir / f"{names['comparison']}.{ext}")
+    return written

@@ -1,0 +1,23 @@
+"""SMO for the C-SVC dual with the Gaussian kernel, the algorithm of LibSVM 3.x's ``Solver``.
+
+``solve`` trains on instances of a ``KernelMatrix``, cold or from a warm start; ``SolverOptions``
+carries its settings; ``train_svm`` and ``SVMModel`` train and predict on arrays. Other layers
+import from here, never from the modules below.
+
+Modules: ``state`` (the solver's state and rows of Q), ``selection`` (the working set),
+``shrinking``, ``smo`` (the pair update and the loop), ``carry`` (the warm start's gradient),
+``training`` (``solve``), ``model`` (prediction), ``compile`` (compiling before timing), ``options``.
+"""
+
+from .carry import carry_gradient
+from .compile import compile_lock, warmup
+from .model import SVMModel, decision_values, support_coefficients, train_svm
+from .options import SolverOptions
+from .training import KernelCounts, SolveResult, check_C, check_labels, check_warm_start, solve
+from .state import FREE, LOWER, TAU, UPPER
+
+__all__ = [
+    "SolverOptions", "solve", "SolveResult", "KernelCounts", "SVMModel", "train_svm",
+    "decision_values", "support_coefficients", "carry_gradient", "warmup", "compile_lock",
+    "check_C", "check_labels", "check_warm_start", "FREE", "LOWER", "TAU", "UPPER",
+]

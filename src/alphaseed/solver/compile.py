@@ -1,0 +1,67 @@
+"""Compiling the solver's functions before anything is timed, one process at a time."""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from ..kernel import KernelMatrix
+from .model import decision_values
+from .options import SolverOptions
+from .training import solve
+
+
+def warmup() -> float:
+    """Compile every jitted function of the solver on a tiny problem; return the seconds.
+
+    Numba's on-disk cache is not safe for processes that compile the same functions at once (two
+    of them number their entries alike and one's index then points at the other's code: a fresh
+    clone's parallel pipeline jobs crashed so). So the processes of a machine compile or load one
+    at a time, under a file lock beside the cache.
+    """
+    t0 = time.perf_counter()
+    with compile_lock():
+        _compile()
+    return time.perf_counter() - t0
+
+
+@contextmanager
+def compile_lock():
+    """Hold the machine's lock on Numba's on-disk cache of this package (see ``warmup``)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock, as before
+        yield
+        return
+    folder = Path(__file__).with_name("__pycache__")
+    try:
+        folder.mkdir(exist_ok=True)
+        lock = open(folder / "numba-compile.lock", "w")
+    except OSError:  # a read-only install: Numba caches elsewhere, so lock in the temporary folder
+        lock = open(Path(tempfile.gettempdir()) / "alphaseed-numba-compile.lock", "w")
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _compile() -> None:
+    rng = np.random.default_rng(0)
+    # Float features, and binary ones: their bit sets take functions of their own (prediction's
+    # lookup by distance first ran, and compiled, inside a timed round).
+    features = (rng.normal(size=(24, 3)), (rng.random((24, 70)) < 0.3).astype(float))
+    y = np.where(np.arange(24) % 2 == 0, 1.0, -1.0)
+    for X, mode in itertools.product(features, ("cache", "shared", "gram")):
+        km = KernelMatrix(X, 0.5, mode=mode, memory_budget=1 << 30)
+        tiny_cache = SolverOptions(cache_mb=1e-3)
+        first = solve(km, y, np.arange(24), 1.0, options=tiny_cache)
+        solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, options=tiny_cache)
+        solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, options=tiny_cache,
+              previous=(np.arange(24), first))
+        decision_values(km, y, np.arange(24), first.alpha, first.rho, np.arange(4))
+        km.decision_signs(np.arange(4), np.arange(24), first.alpha, first.rho)
+        km.times(np.arange(4), np.arange(24), np.ones((24, 2)))

@@ -1,0 +1,31 @@
+"""The solver's settings, as one object that travels wherever Python passes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """How SMO runs and how its kernel values are kept; none of them changes what is optimal.
+
+    Parameters
+    ----------
+    eps : float, default 1e-3
+        LibSVM's stopping tolerance: SMO stops when the maximal violating pair's gap is below it.
+    cache_mb : float, default 100.0
+        The memory of the solver's row cache per training run, in MB (LibSVM's ``-m``).
+    shrinking : bool, default True
+        LibSVM's shrinking heuristic (``-h``).
+    max_iter : int or None, default None
+        The cap on SMO iterations; None is LibSVM's, max(10^7, 100 l) for l instances.
+    kernel_mode : {"auto", "cache", "shared", "gram"}, default "auto"
+        How kernel values are kept (``alphaseed.kernel.KernelMatrix``): time and memory only,
+        never the result.
+    """
+
+    eps: float = 1e-3
+    cache_mb: float = 100.0
+    shrinking: bool = True
+    max_iter: int | None = None
+    kernel_mode: str = "auto"

@@ -1,0 +1,157 @@
+"""The solver's state and its rows of Q: what every step of SMO reads and writes.
+
+State arrays are indexed by position; positions are permuted by shrinking (active instances
+first), and ``perm`` maps a position back to the caller's order.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+from numba.typed import List
+
+from ..kernel import (
+    KernelMatrix, cache_apart, cache_swap_keys, cache_together, cached_q, get_q, solver_source,
+    source_apart, source_swap, source_together,
+)
+
+TAU = 1e-12
+LOWER, UPPER, FREE = 0, 1, 2
+INF = np.inf
+# What smo_loop counts beyond its cache's counts: gradient reconstructions (the unshrink and
+# the final check's) and the kernel values they computed, the full-length rows the G_bar
+# updates requested and their computed values, and the active-set sizes summed over the
+# iterations (their mean is the length of a typical step's loops).
+RECONSTRUCTIONS, RECONSTRUCTION_VALUES, G_BAR_ROWS, G_BAR_VALUES, ACTIVE_SUM = range(5)
+N_EVENTS = 5
+
+# Where the solver's rows of Q come from: the kernel's data, the solver's position order
+# (``gidx``, ``y``: permuted by shrinking) and its row cache with the cache's row source.
+Rows = namedtuple("Rows", ["X", "sqnorm", "gamma", "gidx", "y", "cache", "source"])
+# Rows as the compiled solver holds them: what only a cache miss reads (X, its squared norms
+# and the row source) sits behind one reference, ``fill``, a typed List of that one tuple.
+# Numba counts a reference to each array of a tuple at every call the tuple is passed
+# through, the source alone holds a dozen, and the solver's steps pass their rows on about
+# five times an iteration. The steps of an iteration (``inline="always"``) are inlined into
+# ``smo_loop`` for the same reason: each call still counted references to the arrays it
+# passed (an atomic add and subtract each).
+SolverRows = namedtuple("SolverRows", ["gamma", "gidx", "y", "cache", "fill"])
+# The solver's state, indexed by position: alpha, the gradient G, LibSVM's G_bar, each
+# alpha's bound status, ``perm`` and the event counts (RECONSTRUCTIONS, ...), and the number
+# of chunks the loops over a large active set run in (a thread each), and ``keys``, two rows
+# of scratch for the selection's keys (``selection.keyed_best``), which every step writes.
+# Other scratch arrays (the chunks' results, shrinking's swaps) are allocated where they are
+# used, next to loops that cost far more: every array in the state costs reference counts at
+# each step it goes through.
+State = namedtuple("State", ["alpha", "G", "G_bar", "status", "perm", "events", "threads", "keys"])
+
+
+def kernel_rows(kernel: KernelMatrix, gidx, y, cache) -> Rows:
+    """The rows of Q over the instances ``gidx`` (global indices) with labels ``y``, through
+    ``cache``."""
+    gidx = np.ascontiguousarray(gidx, np.int64)
+    return Rows(kernel.X, kernel.sqnorm, kernel.gamma, gidx, np.ascontiguousarray(y, np.float64),
+                cache, solver_source(kernel.source, gidx))
+
+
+# The compiled functions called from Python take their Rows as ``rows_apart`` gives them,
+# ``f(*rows_apart(rows), ...)``: Rows holds typed Lists (the row caches), and Numba would type
+# it in Python on every call (0.3-0.4 ms, against 5 ms for a whole Heart training run).
+def rows_apart(rows: Rows) -> tuple:
+    """(``rows`` without its Lists, its cache's List, its source's shared cache's List)."""
+    cache_rows, cache_rest = cache_apart(rows.cache)
+    shared_rows, source_rest = source_apart(rows.source)
+    return rows._replace(cache=cache_rest, source=source_rest), cache_rows, shared_rows
+
+
+@njit(cache=True, nogil=True)
+def rows_together(rest, cache_rows, shared_rows):
+    """The SolverRows of ``rows_apart``'s parts."""
+    fill = List()
+    fill.append((rest.X, rest.sqnorm, source_together(shared_rows, rest.source)))
+    return SolverRows(rest.gamma, rest.gidx, rest.y, cache_together(cache_rows, rest.cache), fill)
+
+
+def new_state(alpha, G, G_bar, C: float, threads: int) -> State:
+    l = alpha.shape[0]
+    status = np.where(alpha >= C, UPPER, np.where(alpha <= 0.0, LOWER, FREE)).astype(np.int8)
+    return State(alpha, G, G_bar, status, np.arange(l), np.zeros(N_EVENTS, dtype=np.int64),
+                 int(threads), np.empty((2, l)))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def q_row(rows, p, length):
+    """Row p of Q through the solver's cache, its first ``length`` values computed."""
+    hit, q = cached_q(p, length, rows.cache)
+    if not hit:
+        X, sqnorm, source = rows.fill[0]
+        q = get_q(p, length, X, sqnorm, rows.gamma, rows.gidx, rows.y, rows.cache, source)
+    return q
+
+
+@njit(cache=True, nogil=True)
+def row_source_of(rows):
+    return rows.fill[0][2]
+
+
+@njit(cache=True, nogil=True)
+def bound_status(a, C):
+    if a >= C:
+        return UPPER
+    if a <= 0.0:
+        return LOWER
+    return FREE
+
+
+@njit(cache=True, nogil=True)
+def init_gradient(rows_rest, cache_rows, shared_rows, alpha, C):
+    """LibSVM's (G, G_bar) at ``alpha``: a full row of Q per nonzero alpha, through the cache."""
+    rows = rows_together(rows_rest, cache_rows, shared_rows)
+    l = alpha.shape[0]
+    G = np.full(l, -1.0)
+    G_bar = np.zeros(l)
+    for i in range(l):
+        if alpha[i] > 0.0:
+            q = q_row(rows, i, l)
+            a = alpha[i]
+            for j in range(l):
+                G[j] += a * q[j]
+            if alpha[i] >= C:
+                for j in range(l):
+                    G_bar[j] += C * q[j]
+    return G, G_bar
+
+
+@njit(cache=True, nogil=True)
+def _swap(a, i, j):
+    tmp = a[i]
+    a[i] = a[j]
+    a[j] = tmp
+
+
+@njit(cache=True, nogil=True)
+def swap_index(state, rows, i, j):
+    """LibSVM's swap_index, except for the cached rows' columns (see ``_shrink``)."""
+    cache_swap_keys(rows.cache, i, j)
+    source_swap(row_source_of(rows), i, j)
+    _swap(rows.gidx, i, j)
+    _swap(rows.y, i, j)
+    _swap(state.alpha, i, j)
+    _swap(state.status, i, j)
+    _swap(state.G, i, j)
+    _swap(state.G_bar, i, j)
+    _swap(state.perm, i, j)
+
+
+@njit(cache=True, nogil=True)
+def in_up(y, status):
+    """Whether alpha may move in the direction that raises y * alpha (LibSVM's I_up)."""
+    return status != UPPER if y > 0 else status != LOWER
+
+
+@njit(cache=True, nogil=True)
+def in_low(y, status):
+    """Whether alpha may move in the direction that lowers y * alpha (LibSVM's I_low)."""
+    return status != LOWER if y > 0 else status != UPPER

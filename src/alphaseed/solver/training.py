@@ -1,0 +1,223 @@
+"""``solve``: one C-SVC training run on instances of a kernel, cold or from a warm start."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import get_num_threads
+
+from ..errors import SolverInputError
+from ..kernel import (
+    EVICTIONS, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED, KernelMatrix, new_cache,
+)
+from .carry import carry_gradient
+from .options import SolverOptions
+from .smo import smo_loop
+from .state import (
+    ACTIVE_SUM, G_BAR_ROWS, G_BAR_VALUES, RECONSTRUCTION_VALUES, RECONSTRUCTIONS, init_gradient,
+    kernel_rows, new_state, rows_apart,
+)
+
+
+@dataclass
+class KernelCounts:
+    """The kernel work of one training run, counted at the round's row cache (``kernel_cache``).
+
+    In ``cache`` mode each computed value is one kernel evaluation; in ``shared`` and ``gram``
+    modes it is a value copied from the shared rows or the Gram matrix (and ``gram`` mode's
+    reconstruction reads the matrix directly, outside the cache). A miss either computes a row
+    from scratch or extends the computed prefix of a cached row.
+    """
+    requests: int = 0               # rows of Q requested through the cache
+    hits: int = 0                   # requests answered without computing a value
+    rows_computed: int = 0          # misses that computed a row from scratch
+    rows_extended: int = 0          # misses that extended a cached row
+    values_computed: int = 0        # total length computed by the misses
+    evictions: int = 0
+    init_values: int = 0            # of values_computed: the gradient's initialisation
+    reconstructions: int = 0        # gradient reconstructions (unshrinking)
+    reconstruction_values: int = 0  # of values_computed: by the reconstructions
+    g_bar_rows: int = 0             # full-length rows requested as an alpha crossed C
+    g_bar_values: int = 0           # of values_computed: by those requests
+    active_sum: int = 0             # active-set size summed over the iterations
+    carried: bool = False           # the gradient was carried over (else LibSVM's initialisation)
+    carry_values_outside: int = 0   # kernel values the carry computed outside the cache
+
+
+@dataclass
+class SolveResult:
+    alpha: np.ndarray
+    gradient: np.ndarray      # G = Q alpha - 1, aligned with the training index
+    gradient_bar: np.ndarray  # LibSVM's G_bar = C * sum of Q[:, j] over alpha_j = C
+    rho: float
+    objective: float
+    iterations: int
+    iteration_cap_hit: bool
+    seconds_gradient_init: float
+    seconds_train: float
+    n_sv: int
+    n_bounded_sv: int
+    kernel: KernelCounts = field(default_factory=KernelCounts)
+
+
+def check_labels(y: np.ndarray) -> np.ndarray:
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if y.size and not ((y == 1.0) | (y == -1.0)).all():
+        bad = np.unique(y[~np.isin(y, (-1.0, 1.0))])[:5]
+        raise SolverInputError(f"labels must be -1 or +1; found {bad.tolist()}")
+    return y
+
+
+def check_C(C: float) -> float:
+    C = float(C)
+    if not np.isfinite(C) or C <= 0:
+        raise SolverInputError(f"C must be a positive finite number, got {C!r}")
+    return C
+
+
+def check_warm_start(alpha0, y_train: np.ndarray, C: float) -> np.ndarray:
+    """Validate a feasible start and return it clipped exactly into [0, C]."""
+    a = np.asarray(alpha0, dtype=np.float64).ravel()
+    if a.shape != y_train.shape:
+        raise SolverInputError(f"alpha0 has {a.size} values for {y_train.size} training instances")
+    if not np.isfinite(a).all():
+        raise SolverInputError("alpha0 contains NaN or infinity")
+    tol = 1e-9 * C
+    if a.min(initial=0.0) < -tol or a.max(initial=0.0) > C + tol:
+        raise SolverInputError(
+            f"alpha0 leaves [0, C={C:g}]: min {a.min():.6g}, max {a.max():.6g}"
+        )
+    a = np.clip(a, 0.0, C)
+    residual = float(y_train @ a)
+    if abs(residual) > 1e-9 * max(1.0, float(a.sum())):
+        raise SolverInputError(
+            f"alpha0 violates sum(y * alpha) = 0: the sum is {residual:.3g} "
+            f"(tolerance {1e-9 * max(1.0, float(a.sum())):.3g})"
+        )
+    return a
+
+
+def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float, *, alpha0=None,
+          previous: tuple[np.ndarray, SolveResult] | None = None,
+          gradient0: tuple[np.ndarray, np.ndarray] | None = None,
+          options: SolverOptions = SolverOptions()) -> SolveResult:
+    """Train a C-SVC on the instances ``index`` of ``kernel``, cold or from a warm start.
+
+    Parameters
+    ----------
+    kernel : KernelMatrix
+        The kernel over all instances.
+    y : ndarray
+        The labels (-1 or +1) of all instances.
+    index : ndarray
+        The training instances (global indices), in the order LibSVM would be given them.
+    C : float
+        The penalty.
+    alpha0 : ndarray, optional
+        A feasible start (0 <= alpha <= C, sum y alpha = 0) aligned with ``index``; zero if None.
+    previous : tuple, optional
+        ``(its training index, its SolveResult)``, a solution on an overlapping training set:
+        the gradient at ``alpha0`` is carried over from it (``carry_gradient``) instead of
+        LibSVM's initialisation from every nonzero alpha, whenever that costs fewer kernel values.
+    gradient0 : tuple, optional
+        ``(G, G_bar)`` at ``alpha0`` in the order of ``index``, for a caller who knows them
+        without kernel values (the grid search's closed form along C); not with ``previous``.
+    options : SolverOptions
+        eps, the row cache's size, shrinking and the iteration cap (``kernel_mode`` is the
+        kernel's, already built).
+
+    Returns
+    -------
+    SolveResult
+        alpha, the gradients and the figures of the run, aligned with ``index``.
+    """
+    C = check_C(C)
+    y, y_train, alpha = _checked(kernel, y, index, C, alpha0, options)
+    index = np.ascontiguousarray(index, dtype=np.int64)
+    l = index.size
+    gradient0 = _checked_gradient(gradient0, previous, l)
+    if y_train.min() == y_train.max():
+        # One class only: nothing to separate. LibSVM then predicts that class; a zero
+        # solution with rho = -y does the same through the usual decision rule.
+        return SolveResult(alpha=alpha, gradient=np.full(l, -1.0), gradient_bar=np.zeros(l),
+                           rho=-float(y_train[0]), objective=0.0, iterations=0,
+                           iteration_cap_hit=False, seconds_gradient_init=0.0, seconds_train=0.0,
+                           n_sv=0, n_bounded_sv=0)
+    # LibSVM's svm_train groups a -1/+1 training set by class, the +1 instances first, each
+    # class in its given order; solving in that order keeps ties and iteration counts equal.
+    order = np.concatenate([np.flatnonzero(y_train > 0), np.flatnonzero(y_train < 0)])
+    rows = kernel_rows(kernel, index[order], y_train[order],
+                       new_cache(l, options.cache_mb * (1 << 20)))
+    t0 = time.perf_counter()
+    carried = None if previous is None else carry_gradient(kernel, y, previous, index, alpha, C, rows)
+    alpha = alpha[order]
+    if gradient0 is not None:
+        G, G_bar, values_outside = *(g[order] for g in gradient0), 0
+    elif carried is None:
+        G, G_bar, values_outside = *init_gradient(*rows_apart(rows), alpha, C), 0
+    else:
+        G, G_bar, values_outside = carried
+    t1 = time.perf_counter()
+    init_values = int(rows.cache.counts[VALUES_COMPUTED])
+    state = new_state(alpha, G, G_bar, C, get_num_threads())
+    max_iter = max(10_000_000, 100 * l) if options.max_iter is None else options.max_iter
+    rho, objective, iterations, cap_hit = smo_loop(state, *rows_apart(rows), C, float(options.eps),
+                                                   bool(options.shrinking), int(max_iter))
+    t2 = time.perf_counter()
+    unpermuted = order[state.perm]
+    alpha_out, grad_out, grad_bar_out = np.empty(l), np.empty(l), np.empty(l)
+    alpha_out[unpermuted], grad_out[unpermuted], grad_bar_out[unpermuted] = alpha, G, G_bar
+    return SolveResult(
+        alpha=alpha_out, gradient=grad_out, gradient_bar=grad_bar_out, rho=float(rho),
+        objective=float(objective), iterations=int(iterations), iteration_cap_hit=bool(cap_hit),
+        seconds_gradient_init=t1 - t0, seconds_train=t2 - t1,
+        n_sv=int(np.count_nonzero(alpha_out > 0)), n_bounded_sv=int(np.count_nonzero(alpha_out >= C)),
+        kernel=_kernel_counts(rows.cache.counts, state.events, init_values, carried is not None,
+                              values_outside),
+    )
+
+
+def _checked(kernel: KernelMatrix, y, index, C: float, alpha0, options: SolverOptions):
+    """(all labels, the training labels, the start) after checking every input of ``solve``."""
+    if not options.eps > 0:
+        raise SolverInputError(f"eps must be positive, got {options.eps!r}")
+    if not options.cache_mb > 0:
+        raise SolverInputError(f"cache_mb must be positive, got {options.cache_mb!r}")
+    y = check_labels(y)
+    if y.size != kernel.n:
+        raise SolverInputError(f"y has {y.size} labels for a kernel over {kernel.n} instances")
+    index = np.ascontiguousarray(index, dtype=np.int64)
+    if index.size and not (0 <= index.min() and index.max() < kernel.n):
+        raise SolverInputError(f"training indices must lie in [0, {kernel.n})")
+    y_train = np.ascontiguousarray(y[index])
+    alpha = np.zeros(index.size) if alpha0 is None else check_warm_start(alpha0, y_train, C)
+    if index.size == 0:
+        raise SolverInputError("the training set is empty")
+    return y, y_train, alpha
+
+
+def _checked_gradient(gradient0, previous, l: int):
+    """``gradient0`` as two float64 arrays of l values, or None."""
+    if gradient0 is None:
+        return None
+    if previous is not None:
+        raise SolverInputError("give previous or gradient0, not both")
+    gradient0 = tuple(np.asarray(g, dtype=np.float64) for g in gradient0)
+    if len(gradient0) != 2 or any(g.shape != (l,) for g in gradient0):
+        raise SolverInputError(f"gradient0 must hold two arrays of {l} values")
+    return gradient0
+
+
+def _kernel_counts(counts, events, init_values: int, carried: bool, values_outside: int) -> KernelCounts:
+    """The run's KernelCounts from its cache's counts and the loop's events."""
+    return KernelCounts(
+        requests=int(counts[REQUESTS]), hits=int(counts[HITS]),
+        rows_computed=int(counts[ROWS_COMPUTED]), rows_extended=int(counts[ROWS_EXTENDED]),
+        values_computed=int(counts[VALUES_COMPUTED]), evictions=int(counts[EVICTIONS]),
+        init_values=init_values, reconstructions=int(events[RECONSTRUCTIONS]),
+        reconstruction_values=int(events[RECONSTRUCTION_VALUES]),
+        g_bar_rows=int(events[G_BAR_ROWS]), g_bar_values=int(events[G_BAR_VALUES]),
+        active_sum=int(events[ACTIVE_SUM]), carried=carried, carry_values_outside=int(values_outside),
+    )
