@@ -3,21 +3,12 @@ every method, and the real LibSVM as the baseline. Other layers import from here
 the modules below.
 
 Modules: ``folds`` (LibSVM's stratified folds, custom splits), ``rounds`` (one round),
-``cross_validation`` (``cross_validate``, chains of rounds, estimates), ``baseline`` (LibSVM).
+``cross_validation`` (``cross_validate``, chains of rounds, estimates), ``results`` (``CVResult``),
+``baseline`` (LibSVM).
 """
 
 from .baseline import LibsvmData, LibsvmFit, libsvm_parameter, predict_libsvm, train_libsvm
-from .cross_validation import (
-    COLD,
-    LIBSVM,
-    PAPER_KERNEL_MODE,
-    CVResult,
-    ProgressCallback,
-    RoundRecord,
-    chain_layout,
-    cross_validate,
-    utc_now,
-)
+from .cross_validation import COLD, LIBSVM, ProgressCallback, chain_layout, cross_validate
 from .folds import (
     CUSTOM,
     LEAVE_ONE_OUT,
@@ -29,6 +20,7 @@ from .folds import (
     stratified_subsample,
     trained_on,
 )
+from .results import PAPER_KERNEL_MODE, CVResult, RoundRecord, utc_now
 from .rounds import Round, RoundSeconds, run_round
 
 __all__ = [

@@ -57,8 +57,7 @@ import numbers
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -66,159 +65,19 @@ import numpy as np
 from ..errors import ConfigError, SolverInputError
 from ..kernel import KernelMatrix, blas_threads, default_memory_budget, prefaulted_gram, resolve_mode
 from ..seeding import FROM_FULL_MODEL, LOO_ONLY, SEEDERS
-from ..solver import KernelCounts, SolverOptions, check_C, check_labels, solve, warmup
+from ..solver import SolverOptions, check_C, check_labels, solve, warmup
 from . import baseline
 from .folds import CUSTOM, LEAVE_ONE_OUT, KFoldRounds, custom_rounds, resolve_k, stratified_folds, trained_on
+from .results import PAPER_KERNEL_MODE, CVResult, RoundRecord, utc_now
 from .rounds import RoundSeconds, run_round
 
 LIBSVM = "libsvm"
 COLD = "cold"
-# LibSVM's per-round row cache: the paper's setting, and what the `libsvm` method always uses.
-PAPER_KERNEL_MODE = "cache"
 
 ProgressCallback = Callable[[int, int, int, float], None]
 """``progress(rounds_done, rounds_to_run, iterations_of_the_round, elapsed_seconds)`` after each round."""
 # Numba's threading layers that let several threads launch parallel loops at once.
 THREAD_SAFE_LAYERS = ("omp", "tbb")
-
-
-@dataclass
-class RoundRecord:
-    """One round of a cross-validation, as its run record keeps it.
-
-    Parameters
-    ----------
-    round : int
-        The round, from 1.
-    train_size, test_size : int
-        The sizes of its training and test sets.
-    iterations : int
-        SMO's (or LibSVM's) iterations.
-    n_sv, n_bounded_sv : int
-        Support vectors, and those at the bound C.
-    objective, rho : float
-        The dual objective and LibSVM's rho at the solution.
-    n_correct : int
-        Test instances predicted correctly.
-    iteration_cap_hit : bool
-        Whether the solver stopped at its iteration cap.
-    seconds : RoundSeconds
-        Where the round's time went.
-    kernel : KernelCounts or None
-        Our solver's kernel work (None for ``libsvm``).
-    """
-
-    round: int
-    train_size: int
-    test_size: int
-    iterations: int
-    n_sv: int
-    n_bounded_sv: int
-    objective: float
-    rho: float
-    n_correct: int
-    iteration_cap_hit: bool
-    seconds: RoundSeconds
-    kernel: KernelCounts | None = None
-
-
-@dataclass
-class CVResult:
-    """The outcome of ``cross_validate``: the settings, accuracy, iterations, seconds and every
-    round (see the module doc for how the seconds are split and estimated).
-
-    Parameters
-    ----------
-    method : str
-        The method (``libsvm``, ``cold`` or a seeder).
-    k : int or str
-        The folds as requested: an int, ``"loo"``, or ``"custom"`` (a splitter or splits).
-    n_folds, n, dim : int
-        The number of rounds in all, of instances, and of features.
-    C, gamma, eps, cache_mb : float
-        The penalty, the kernel's gamma, the stopping tolerance and the row cache's MB.
-    shrinking : bool
-        LibSVM's shrinking.
-    seed : int
-        The seed of the folds.
-    max_rounds : int or None
-        The rounds asked for (None: all).
-    accuracy : float
-        Percent correct over the instances tested.
-    n_tested, n_correct : int
-        Instances tested, and predicted correctly.
-    predictions : ndarray
-        int8, +-1 per instance in dataset order, 0 where not tested.
-    iterations : int
-        The total over the rounds run and the full model.
-    seconds : float
-        The total; estimated when ``estimated``.
-    seconds_measured, seconds_init, seconds_rest, seconds_compile, seconds_kernel : float
-        What was measured, the paper's init and rest, compilation, the kernel.
-    seconds_conversion, seconds_full_model : float
-        LibSVM's data conversion, and the full model of avg, top and full.
-    iterations_full_model : int
-        The full model's iterations.
-    estimated : bool
-        Whether rounds were left out and their seconds estimated.
-    iteration_cap_hit : bool
-        Whether any round stopped at the iteration cap.
-    folds : ndarray
-        The fold of each instance, 0..n_folds-1.
-    rounds : list of RoundRecord
-        Every round run.
-    kernel_mode : str
-        As resolved (``auto`` becomes ``gram`` or ``shared``).
-    chains : int
-        Chains of rounds run.
-    started_utc, finished_utc : str
-        When the run started and finished.
-    """
-
-    method: str
-    k: int | str
-    n_folds: int
-    n: int
-    dim: int
-    C: float
-    gamma: float
-    eps: float
-    cache_mb: float
-    shrinking: bool
-    seed: int
-    max_rounds: int | None
-    accuracy: float
-    n_tested: int
-    n_correct: int
-    predictions: np.ndarray
-    iterations: int
-    seconds: float
-    seconds_measured: float
-    seconds_init: float
-    seconds_rest: float
-    seconds_compile: float
-    seconds_kernel: float
-    seconds_conversion: float
-    seconds_full_model: float
-    iterations_full_model: int
-    estimated: bool
-    iteration_cap_hit: bool
-    folds: np.ndarray
-    rounds: list[RoundRecord] = field(default_factory=list)
-    kernel_mode: str = PAPER_KERNEL_MODE
-    chains: int = 1
-    started_utc: str = ""
-    finished_utc: str = ""
-
-    @property
-    def rounds_run(self) -> int:
-        """The rounds run (all of them unless ``max_rounds`` cut them short)."""
-        return len(self.rounds)
-
-
-def utc_now() -> str:
-    """The time now, UTC, to the second (ISO 8601)."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -277,15 +136,9 @@ def cross_validate(X, y, C: float, gamma: float, k=None, method: str = COLD, *, 
     started = utc_now()
     y = _labels(y)
     plan = _plan(k, cv, X, y, seed=seed, method=method, max_rounds=max_rounds, chains=chains)
-    check_C(C)
-    if not (np.isfinite(gamma) and gamma > 0):
-        # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
-        raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
-    C, gamma = float(C), float(gamma)
-    if method == LIBSVM:
-        engine = _LibsvmEngine(X, y, C, gamma, options)
-    else:
-        engine = _SolverEngine(X, y, C, gamma, method=method, splits=plan.splits, options=options)
+    C, gamma = check_C(C), _checked_gamma(gamma)
+    engine = (_LibsvmEngine(X, y, C, gamma, options) if method == LIBSVM
+              else _SolverEngine(X, y, C, gamma, method=method, splits=plan.splits, options=options))
     engine.compile()
     if len(plan.layout) > 1 and engine.kernel_mode == "shared":
         raise ConfigError("chains > 1 need kernel mode 'gram' or 'cache': the 'shared' row cache is one for all "
@@ -298,7 +151,14 @@ def cross_validate(X, y, C: float, gamma: float, k=None, method: str = COLD, *, 
     return _summarise(outcome, engine, settings)
 
 
-def _plan(k, cv, X, y, *, seed: int, method: str, max_rounds, chains: int) -> _Plan:
+def _checked_gamma(gamma) -> float:
+    if not (np.isfinite(gamma) and gamma > 0):
+        # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
+        raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
+    return float(gamma)
+
+
+def _plan(k, cv, X, y, *, seed: int = 0, method: str = COLD, max_rounds=None, chains: int = 1) -> _Plan:
     """The folds and the chains of rounds, each checked against the method."""
     k, folds, splits = _splits(k, cv, X, y, seed)
     n_folds = len(splits)

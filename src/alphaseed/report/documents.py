@@ -115,7 +115,6 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=()) -> str
                         for commit, dirty in dirty_runs.items())
     walls = runs["wall_seconds"].dropna()
     elapsed = sittings(runs)["elapsed_seconds"].sum()
-    sub = "##"
     return "\n".join([
         "# The paper, reproduced",
         "",
@@ -124,7 +123,7 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=()) -> str
         f"{runs['finished_utc'].max()} (UTC). `alphaseed publish` built this from the run summaries in "
         f"[runs/](runs/) alone, each job having written its summary as it finished.",
         "",
-        f"{sub} Table 1, beside the paper's",
+        "## Table 1, beside the paper's",
         "",
         markdown_table(formats.table1_at_a_glance(table1)),
         "",
@@ -135,11 +134,11 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=()) -> str
         f"seconds, and which rounds were run: [tables/table1.md](tables/table1.md); every deviation, "
         f"measured: [paper_vs_reproduced.md](paper_vs_reproduced.md).",
         "",
-        f"{sub} Leave-one-out: time relative to SIR",
+        "## Leave-one-out: time relative to SIR",
         "",
         "![leave-one-out](figures/loocv.png)" if (runs["k"] == "loo").any() else "(no leave-one-out run yet)",
         "",
-        f"{sub} Everything else",
+        "## Everything else",
         "",
         "- [paper_vs_reproduced.md](paper_vs_reproduced.md): every figure beside the paper's, and every "
         "deviation explained with measured numbers",

@@ -50,6 +50,7 @@ bounded (about 3 GiB on full MNIST) at the price of time.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
@@ -173,8 +174,48 @@ def solve_bordered(columns: KernelColumns, free: np.ndarray, rhs_free: np.ndarra
     return z[1:], -float(z[0])
 
 
-def next_event(status, alpha, y, C, g, dg, free, dbeta_free, adding, last) -> tuple[float, int]:
-    """(eta, index of the instance whose event comes first), or (1, -1) when none before 1."""
+@dataclass
+class _Path:
+    """The path's state over X' = ``rows``: alpha, each index's status, f = y G and b, the alphas
+    of R still to remove (as beta = y alpha), the last step's direction per unit eta (0 outside M)
+    and its Delta b, and the index that changed set last (-1: none)."""
+
+    rows: np.ndarray
+    y: np.ndarray
+    C: float
+    alpha: np.ndarray
+    status: np.ndarray
+    f: np.ndarray
+    b: float
+    removed: np.ndarray
+    beta_removed: np.ndarray
+    direction: np.ndarray
+    db: float = 0.0
+    last: int = -1
+
+
+def next_event(path: _Path, g, dg, free, dbeta_free, adding) -> tuple[float, int]:
+    """(eta, index of the instance whose event comes first), or (1, -1) when none before 1.
+
+    Parameters
+    ----------
+    path : _Path
+        The path's state.
+    g, dg : ndarray
+        f - b and its change per unit eta, over X'.
+    free : ndarray
+        Positions of M.
+    dbeta_free : ndarray
+        Delta beta_M per unit eta.
+    adding : ndarray
+        Positions of T still rising from 0.
+
+    Returns
+    -------
+    tuple
+        (eta, position), or (1.0, -1).
+    """
+    alpha, y, C, status = path.alpha, path.y, path.C, path.status
     eta = np.full(alpha.size, np.inf)
     dalpha = y[free] * dbeta_free
     up, down = dalpha > 0, dalpha < 0
@@ -192,8 +233,8 @@ def next_event(status, alpha, y, C, g, dg, free, dbeta_free, adding, last) -> tu
     reaching = ydg > 0
     eta[adding[reaching]] = -yg[reaching] / ydg[reaching]
 
-    if last >= 0 and eta[last] <= ZERO_STEP:
-        eta[last] = np.inf
+    if path.last >= 0 and eta[path.last] <= ZERO_STEP:
+        eta[path.last] = np.inf
     np.maximum(eta, 0.0, out=eta)
     who = int(np.argmin(eta))
     if not eta[who] < 1.0:
@@ -202,9 +243,33 @@ def next_event(status, alpha, y, C, g, dg, free, dbeta_free, adding, last) -> tu
 
 
 def seed_ato(ctx: SeedContext) -> np.ndarray:
-    """ATO's seed for X' = ``ctx.next_index``: follow the path of the module docstring from the
-    previous optimum (alpha_T = 0) until R is empty or MAX_STEPS events, then AdjustAlpha."""
+    """ATO's seed for X' = ``ctx.next_index``.
+
+    Follows the path of the module docstring from the previous optimum (alpha_T = 0) until R is
+    empty or MAX_STEPS events, then AdjustAlpha.
+
+    Parameters
+    ----------
+    ctx : SeedContext
+        The previous round's optimum and the sets S, R and T.
+
+    Returns
+    -------
+    ndarray
+        A feasible alpha' aligned with ``ctx.next_index``.
+    """
     lay = layout(ctx)
+    path = _start(ctx, lay)
+    columns = KernelColumns(ctx.kernel, path.rows, path.rows.size + path.removed.size, COLUMN_CACHE_BYTES)
+    for _ in range(MAX_STEPS):
+        if path.removed.size == 0 or not _step(path, columns):
+            break
+    return adjust_added(path.alpha, path.y, ctx.C, lay.shared_next, lay.added_next)
+
+
+def _start(ctx: SeedContext, lay) -> _Path:
+    """The path at the previous optimum: alpha_S kept, alpha_T = 0, the instances of T on the
+    wrong side of b rising."""
     C = ctx.C
     rows = ctx.next_index
     y = ctx.y[rows]
@@ -213,7 +278,6 @@ def seed_ato(ctx: SeedContext) -> np.ndarray:
 
     beta_removed = ctx.y[ctx.removed] * ctx.prev_alpha[lay.removed_prev]
     moving = beta_removed != 0
-    removed, beta_removed = ctx.removed[moving], beta_removed[moving]
 
     f = np.empty(rows.size)
     f[shared] = ctx.y[ctx.shared] * ctx.prev_gradient[lay.shared_prev]
@@ -225,44 +289,43 @@ def seed_ato(ctx: SeedContext) -> np.ndarray:
     a_s = alpha[shared]
     status[shared[(a_s > 0) & (a_s < C)]] = FREE
     status[added[y[added] * (f[added] - b) < 0]] = ADDING
+    return _Path(rows, y, C, alpha, status, f, b, ctx.removed[moving], beta_removed[moving],
+                 np.zeros(rows.size))
 
-    columns = KernelColumns(ctx.kernel, rows, rows.size + removed.size, COLUMN_CACHE_BYTES)
-    direction = np.zeros(rows.size)  # Delta beta per unit eta of the last step, 0 outside M
-    db = 0.0
-    last = -1
-    for _ in range(MAX_STEPS):
-        if removed.size == 0:
-            break
-        free = np.flatnonzero(status == FREE)
-        adding = np.flatnonzero(status == ADDING)
-        push_cols = np.concatenate((rows[adding], removed))
-        push_coef = np.concatenate((y[adding] * (C - alpha[adding]), -beta_removed))
-        push = columns.matvec(push_cols, push_coef)
-        # Moving along the path scales every pushed coefficient by (1 - eta), so the last
-        # direction, scaled alike, is a close start for MINRES; only the set change differs.
-        guess = np.concatenate(([-db], direction[free]))
-        dbeta_free, db = solve_bordered(columns, free, -push[free], -float(push_coef.sum()), guess)
-        direction[:] = 0.0
-        direction[free] = dbeta_free
-        df = push + columns.matvec(rows[free], dbeta_free)
-        eta, who = next_event(status, alpha, y, C, f - b, df - db, free, dbeta_free, adding, last)
 
-        alpha[free] = np.clip(alpha[free] + eta * y[free] * dbeta_free, 0.0, C)
-        alpha[adding] += eta * (C - alpha[adding])
-        beta_removed = (1.0 - eta) * beta_removed
-        f += eta * df
-        b += eta * db
-        direction *= 1.0 - eta
-        db *= 1.0 - eta
-        if who < 0:
-            alpha[adding] = C
-            status[adding] = BOUND
-            removed = removed[:0]
-            break
-        if status[who] == FREE:
-            alpha[who] = 0.0 if alpha[who] < 0.5 * C else C
-            status[who] = BOUND
-        else:
-            status[who] = FREE
-        last = who
-    return adjust_added(alpha, y, C, shared, added)
+def _step(path: _Path, columns: KernelColumns) -> bool:
+    """Move along the path to its next event; False when R was emptied (eta = 1)."""
+    alpha, y, C, status, rows = path.alpha, path.y, path.C, path.status, path.rows
+    free = np.flatnonzero(status == FREE)
+    adding = np.flatnonzero(status == ADDING)
+    push_cols = np.concatenate((rows[adding], path.removed))
+    push_coef = np.concatenate((y[adding] * (C - alpha[adding]), -path.beta_removed))
+    push = columns.matvec(push_cols, push_coef)
+    # Moving along the path scales every pushed coefficient by (1 - eta), so the last
+    # direction, scaled alike, is a close start for MINRES; only the set change differs.
+    guess = np.concatenate(([-path.db], path.direction[free]))
+    dbeta_free, path.db = solve_bordered(columns, free, -push[free], -float(push_coef.sum()), guess)
+    path.direction[:] = 0.0
+    path.direction[free] = dbeta_free
+    df = push + columns.matvec(rows[free], dbeta_free)
+    eta, who = next_event(path, path.f - path.b, df - path.db, free, dbeta_free, adding)
+
+    alpha[free] = np.clip(alpha[free] + eta * y[free] * dbeta_free, 0.0, C)
+    alpha[adding] += eta * (C - alpha[adding])
+    path.beta_removed = (1.0 - eta) * path.beta_removed
+    path.f += eta * df
+    path.b += eta * path.db
+    path.direction *= 1.0 - eta
+    path.db *= 1.0 - eta
+    if who < 0:
+        alpha[adding] = C
+        status[adding] = BOUND
+        path.removed = path.removed[:0]
+        return False
+    if status[who] == FREE:
+        alpha[who] = 0.0 if alpha[who] < 0.5 * C else C
+        status[who] = BOUND
+    else:
+        status[who] = FREE
+    path.last = who
+    return True

@@ -72,6 +72,11 @@ class PointResult:
     score_seconds: np.ndarray
     capped: np.ndarray
 
+    @classmethod
+    def empty(cls, splits: int) -> PointResult:
+        """A point before any of its ``splits`` ran."""
+        return cls(*(np.zeros(splits) for _ in range(4)), np.zeros(splits, bool))
+
     def record(self, h: int, done, y_test: np.ndarray, seconds: float) -> None:
         """Split h's figures from its round (``cv.Round``) and the wall ``seconds`` of the point,
         the start's computation included: all of it but the prediction counts as fitting."""
@@ -112,9 +117,7 @@ def optimality_gap(alpha, gradient, y, C) -> float:
 
 def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOptions, c_seed: str = C_SEED,
                   progress=None, dots=None) -> dict[float, PointResult]:
-    """Cross-validate every C of ``Cs`` at one gamma on ``splits``.
-
-    Splits run in order, each over all C ascending, so only one split's solutions are kept.
+    """Cross-validate every C of ``Cs`` at one gamma on ``splits``, each split over all C ascending.
 
     Parameters
     ----------
@@ -123,9 +126,8 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     y : ndarray
         The labels, -1 or +1.
     gamma : float or "scale"
-        The kernel's gamma; ``"scale"`` is resolved on each training set as scikit-learn does,
-        and a split whose gamma differs from the previous split's gets its own kernel and is not
-        seeded from that split.
+        The kernel's gamma; ``"scale"`` is resolved on each training set, and a split whose gamma
+        differs from the previous split's gets its own kernel and is not seeded from it.
     Cs : iterable of float
         The column's C values.
     splits : sequence
@@ -146,13 +148,9 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     dict
         ``PointResult`` of each C.
     """
-    if method not in SEARCH_METHODS:
-        raise ValueError(f"method must be one of {', '.join(SEARCH_METHODS)}; got {method!r}")
-    if c_seed not in C_SEEDS:
-        raise ValueError(f"c_seed must be one of {', '.join(C_SEEDS)}; got {c_seed!r}")
+    _check_choices(method, c_seed)
     Cs = sorted(set(Cs))
-    results = {C: PointResult(*(np.zeros(len(splits)) for _ in range(4)), np.zeros(len(splits), bool))
-               for C in Cs}
+    results = {C: PointResult.empty(len(splits)) for C in Cs}
     seeder = None if method == "cold" else SEEDERS[method]
     kernel = None
     previous: dict = {}       # C -> solution of the previous split, on the same kernel
@@ -176,6 +174,13 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
                 progress(1)
         previous = current if c_seed == "none" else {Cs[0]: current[Cs[0]]}
     return results
+
+
+def _check_choices(method: str, c_seed: str) -> None:
+    if method not in SEARCH_METHODS:
+        raise ValueError(f"method must be one of {', '.join(SEARCH_METHODS)}; got {method!r}")
+    if c_seed not in C_SEEDS:
+        raise ValueError(f"c_seed must be one of {', '.join(C_SEEDS)}; got {c_seed!r}")
 
 
 class GridSearchCV(MetaEstimatorMixin, BaseEstimator):

@@ -3,6 +3,8 @@ LibSVM's initialisation from every nonzero alpha."""
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -10,78 +12,118 @@ from ..errors import SolverInputError
 from ..kernel import KernelMatrix, outside_row
 from .state import Rows, q_row, rows_apart, rows_together
 
-def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C: float,
-                   rows: Rows):
-    """(G, G_bar) at ``alpha_next`` over ``next_index``, carried over from ``previous = (its
-    training index, its SolveResult)``.
+
+# Where each instance stands between the two training sets (global index arrays are over all n
+# instances; ``keys`` are solver positions): the alphas before and after, ``at_C_change`` (C times
+# the change of being at the bound), ``changed`` (instances whose alpha or bound changed),
+# ``position_before`` (in the previous set, -1 outside), ``carried`` and ``fresh`` (positions in
+# the next set of instances in, and new to, the previous set), ``support`` (of alpha_next > 0),
+# ``sources`` (each changed instance's key, or -1 - s for left[s]) and ``left`` (changed instances
+# that left the training set).
+_Carry = namedtuple("_Carry", ["keys", "alpha_before", "alpha_after", "at_C_change", "changed",
+                               "position_before", "carried", "fresh", "support", "sources", "left"])
+
+
+def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C: float, rows: Rows):
+    """(G, G_bar) at ``alpha_next`` over ``next_index``, carried over from a previous solution.
 
     An instance of both training sets keeps its gradient plus Q times the change of alpha; an
     instance new to the training set gets its gradient from the support vectors, summed in the
     order of ``next_index``. The rows of Q this needs, those of the changed and of the new
-    instances, are requested at full length through ``rows``, the solver's row cache over a
-    permutation of ``next_index``, as LibSVM's initialisation requests its rows, so SMO finds
-    them there instead of computing them again. The rows of instances that left the training
-    set are computed outside it, one at a time over the solver's positions: a block of them
-    held at once was the larger part of the carry's time (3,111 x 39,800 values on full
-    Webdata, most of the 1.0 s spent faulting in its fresh memory).
+    instances, are requested at full length through ``rows``, as LibSVM's initialisation requests
+    its rows, so SMO finds them there instead of computing them again. The rows of instances that
+    left the training set are computed outside the cache, one at a time: a block of them held at
+    once costs more in faulting in its fresh memory than in computing it.
 
-    Returns (G, G_bar) in the order of ``rows`` and the kernel values computed outside the
-    cache, or None when carrying would cost more kernel values than LibSVM's initialisation.
+    Parameters
+    ----------
+    kernel : KernelMatrix
+        The kernel over all instances.
+    y : ndarray
+        The labels (-1 or +1) of all instances.
+    previous : tuple
+        ``(its training index, its SolveResult)``.
+    next_index : ndarray
+        The next training set (global indices).
+    alpha_next : ndarray
+        The start, aligned with ``next_index``.
+    C : float
+        The penalty.
+    rows : Rows
+        The solver's rows of Q over a permutation of ``next_index``, through its row cache.
+
+    Returns
+    -------
+    tuple or None
+        (G, G_bar) in the order of ``rows`` and the kernel values computed outside the cache, or
+        None when carrying would cost more kernel values than LibSVM's initialisation.
     """
     prev_index, prev = previous
     y = np.asarray(y, dtype=np.float64)
     prev_index = np.asarray(prev_index, dtype=np.int64)
     next_index = np.asarray(next_index, dtype=np.int64)
-    n, l = y.size, next_index.size
     if prev_index.shape != np.shape(prev.alpha):
         raise SolverInputError(f"the previous solution has {np.size(prev.alpha)} alphas for "
                                f"{prev_index.size} training instances")
+    c = _where(y.size, (prev_index, prev.alpha), next_index, alpha_next, C, rows)
+    l = next_index.size
+    cached_rows = np.union1d(c.sources[c.sources >= 0], c.keys[c.fresh]).size
+    # The rule counts the values the carry needs: of an instance that left, those against the
+    # carried ones. Its row is computed over all positions (faster than picking them), but the
+    # rule, which decides which gradient a round starts from, stays as it was.
+    if cached_rows * l + c.left.size * c.carried.size >= c.support.size * l:
+        return None
+    return (*_carried(kernel, y, prev, next_index, C, rows, c), c.left.size * l)
+
+
+def _where(n: int, before: tuple, next_index, alpha_next, C: float, rows: Rows) -> _Carry:
+    """Where each instance stands between ``before = (prev_index, prev_alpha)`` and the next set."""
+    prev_index, prev_alpha = before
     key_after = np.full(n, -1, dtype=np.int64)
     key_after[rows.gidx] = np.arange(rows.gidx.size)
     keys = key_after[next_index]
-    if rows.gidx.size != l or (keys < 0).any():
+    if rows.gidx.size != next_index.size or (keys < 0).any():
         raise SolverInputError("the row cache is not over the training instances")
     alpha_before = np.zeros(n)
-    alpha_before[prev_index] = prev.alpha
+    alpha_before[prev_index] = prev_alpha
     alpha_after = np.zeros(n)
     alpha_after[next_index] = alpha_next
     at_C_change = C * ((alpha_after >= C).astype(float) - (alpha_before >= C))
     changed = np.flatnonzero((alpha_after != alpha_before) | (at_C_change != 0))
     position_before = np.full(n, -1, dtype=np.int64)
     position_before[prev_index] = np.arange(prev_index.size)
-    carried = np.flatnonzero(position_before[next_index] >= 0)
-    fresh = np.flatnonzero(position_before[next_index] < 0)
-    support = np.flatnonzero(alpha_next > 0)
     sources = key_after[changed]
-    left = changed[sources < 0]
-    cached_rows = np.union1d(sources[sources >= 0], keys[fresh]).size
-    # The rule counts the values the carry needs: of an instance that left, those against the
-    # carried ones. Its row is computed over all positions (faster than picking them), but the
-    # rule, which decides which gradient a round starts from, stays as it was.
-    if cached_rows * l + left.size * carried.size >= support.size * l:
-        return None
+    return _Carry(keys, alpha_before, alpha_after, at_C_change, changed, position_before,
+                  np.flatnonzero(position_before[next_index] >= 0), np.flatnonzero(position_before[next_index] < 0),
+                  np.flatnonzero(alpha_next > 0), sources, changed[sources < 0])
 
+
+def _carried(kernel: KernelMatrix, y, prev, next_index, C: float, rows: Rows, c: _Carry):
+    """(G, G_bar) in the order of ``rows``, summed by ``_carry_sums``."""
+    l = next_index.size
     G = np.empty(l)
     G_bar = np.empty(l)
     # A source that left the training set, left[-1 - s], is marked by -1 - s.
-    sources[sources < 0] = -1 - np.arange(left.size)
+    sources = c.sources.copy()
+    sources[sources < 0] = -1 - np.arange(c.left.size)
     # Their bit sets one column per instance, as an IN_ORDER source holds them (else unused).
     bits = kernel.compact_rows.bits
-    left_words = (np.ascontiguousarray(bits[left].T) if bits.size
-                  else np.zeros((0, left.size), dtype=np.uint64))
-    delta = np.column_stack([y[changed] * (alpha_after - alpha_before)[changed],
-                             y[changed] * at_C_change[changed]])
-    sv = next_index[support]
-    weights = np.column_stack([y[sv] * alpha_after[sv], y[sv] * C * (alpha_after[sv] >= C)])
-    moved, total = _carry_sums(*rows_apart(rows), sources, left, left_words, delta,
-                               keys[carried], keys[fresh], keys[support], weights)
-    kept = keys[carried]
-    G[kept] = prev.gradient[position_before[next_index[carried]]] + moved[:, 0]
-    G_bar[kept] = prev.gradient_bar[position_before[next_index[carried]]] + moved[:, 1]
-    total *= y[next_index[fresh], None]
-    G[keys[fresh]] = total[:, 0] - 1.0
-    G_bar[keys[fresh]] = total[:, 1]
-    return G, G_bar, left.size * l
+    left_words = (np.ascontiguousarray(bits[c.left].T) if bits.size
+                  else np.zeros((0, c.left.size), dtype=np.uint64))
+    changed = c.changed
+    delta = np.column_stack([y[changed] * (c.alpha_after - c.alpha_before)[changed],
+                             y[changed] * c.at_C_change[changed]])
+    sv = next_index[c.support]
+    weights = np.column_stack([y[sv] * c.alpha_after[sv], y[sv] * C * (c.alpha_after[sv] >= C)])
+    moved, total = _carry_sums(*rows_apart(rows), sources, c.left, left_words, delta,
+                               c.keys[c.carried], c.keys[c.fresh], c.keys[c.support], weights)
+    kept = c.keys[c.carried]
+    G[kept] = prev.gradient[c.position_before[next_index[c.carried]]] + moved[:, 0]
+    G_bar[kept] = prev.gradient_bar[c.position_before[next_index[c.carried]]] + moved[:, 1]
+    total *= y[next_index[c.fresh], None]
+    G[c.keys[c.fresh]] = total[:, 0] - 1.0
+    G_bar[c.keys[c.fresh]] = total[:, 1]
+    return G, G_bar
 
 
 # The carry's two sums add K[t, s] * weight_s over the sources s in their given order, in

@@ -118,15 +118,13 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float, *, a
     alpha0 : ndarray, optional
         A feasible start (0 <= alpha <= C, sum y alpha = 0) aligned with ``index``; zero if None.
     previous : tuple, optional
-        ``(its training index, its SolveResult)``, a solution on an overlapping training set:
-        the gradient at ``alpha0`` is carried over from it (``carry_gradient``) instead of
-        LibSVM's initialisation from every nonzero alpha, whenever that costs fewer kernel values.
+        ``(its training index, its SolveResult)`` on an overlapping training set: the gradient at
+        ``alpha0`` is carried over from it (``carry_gradient``) where that costs fewer kernel values.
     gradient0 : tuple, optional
-        ``(G, G_bar)`` at ``alpha0`` in the order of ``index``, for a caller who knows them
-        without kernel values (the grid search's closed form along C); not with ``previous``.
+        ``(G, G_bar)`` at ``alpha0`` in the order of ``index``, known without kernel values (the
+        grid search's closed form along C); not with ``previous``.
     options : SolverOptions
-        eps, the row cache's size, shrinking and the iteration cap (``kernel_mode`` is the
-        kernel's, already built).
+        eps, the row cache's size, shrinking and the iteration cap.
 
     Returns
     -------
@@ -134,31 +132,19 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float, *, a
         alpha, the gradients and the figures of the run, aligned with ``index``.
     """
     C = check_C(C)
-    y, y_train, alpha = _checked(kernel, y, index, C, alpha0, options)
-    index = np.ascontiguousarray(index, dtype=np.int64)
+    y, y_train, index, alpha = _checked(kernel, y, index, C, alpha0, options)
     l = index.size
     gradient0 = _checked_gradient(gradient0, previous, l)
     if y_train.min() == y_train.max():
-        # One class only: nothing to separate. LibSVM then predicts that class; a zero
-        # solution with rho = -y does the same through the usual decision rule.
-        return SolveResult(alpha=alpha, gradient=np.full(l, -1.0), gradient_bar=np.zeros(l),
-                           rho=-float(y_train[0]), objective=0.0, iterations=0,
-                           iteration_cap_hit=False, seconds_gradient_init=0.0, seconds_train=0.0,
-                           n_sv=0, n_bounded_sv=0)
+        return _one_class(alpha, y_train)
     # LibSVM's svm_train groups a -1/+1 training set by class, the +1 instances first, each
     # class in its given order; solving in that order keeps ties and iteration counts equal.
     order = np.concatenate([np.flatnonzero(y_train > 0), np.flatnonzero(y_train < 0)])
-    rows = kernel_rows(kernel, index[order], y_train[order],
-                       new_cache(l, options.cache_mb * (1 << 20)))
+    rows = kernel_rows(kernel, index[order], y_train[order], new_cache(l, options.cache_mb * (1 << 20)))
     t0 = time.perf_counter()
     carried = None if previous is None else carry_gradient(kernel, y, previous, index, alpha, C, rows)
     alpha = alpha[order]
-    if gradient0 is not None:
-        G, G_bar, values_outside = *(g[order] for g in gradient0), 0
-    elif carried is None:
-        G, G_bar, values_outside = *init_gradient(*rows_apart(rows), alpha, C), 0
-    else:
-        G, G_bar, values_outside = carried
+    G, G_bar, values_outside = _start_gradient(rows, alpha, C, order, gradient0, carried)
     t1 = time.perf_counter()
     init_values = int(rows.cache.counts[VALUES_COMPUTED])
     state = new_state(alpha, G, G_bar, C, get_num_threads())
@@ -166,21 +152,44 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float, *, a
     rho, objective, iterations, cap_hit = smo_loop(state, *rows_apart(rows), C, float(options.eps),
                                                    bool(options.shrinking), int(max_iter))
     t2 = time.perf_counter()
-    unpermuted = order[state.perm]
-    alpha_out, grad_out, grad_bar_out = np.empty(l), np.empty(l), np.empty(l)
-    alpha_out[unpermuted], grad_out[unpermuted], grad_bar_out[unpermuted] = alpha, G, G_bar
+    alpha_out, grad_out, grad_bar_out = (_in_caller_order(v, order[state.perm]) for v in (alpha, G, G_bar))
     return SolveResult(
         alpha=alpha_out, gradient=grad_out, gradient_bar=grad_bar_out, rho=float(rho),
         objective=float(objective), iterations=int(iterations), iteration_cap_hit=bool(cap_hit),
         seconds_gradient_init=t1 - t0, seconds_train=t2 - t1,
         n_sv=int(np.count_nonzero(alpha_out > 0)), n_bounded_sv=int(np.count_nonzero(alpha_out >= C)),
-        kernel=_kernel_counts(rows.cache.counts, state.events, init_values, carried is not None,
-                              values_outside),
-    )
+        kernel=_kernel_counts(rows.cache.counts, state.events, init_values, carried is not None, values_outside))
+
+
+def _one_class(alpha, y_train) -> SolveResult:
+    """One class only: nothing to separate. LibSVM then predicts that class; a zero solution with
+    rho = -y does the same through the usual decision rule."""
+    l = y_train.size
+    return SolveResult(alpha=alpha, gradient=np.full(l, -1.0), gradient_bar=np.zeros(l),
+                       rho=-float(y_train[0]), objective=0.0, iterations=0, iteration_cap_hit=False,
+                       seconds_gradient_init=0.0, seconds_train=0.0, n_sv=0, n_bounded_sv=0)
+
+
+def _start_gradient(rows, alpha, C: float, order, gradient0, carried):
+    """(G, G_bar, kernel values computed outside the cache) at ``alpha`` in the solver's order:
+    given (``gradient0``, in the caller's order), carried over, or LibSVM's initialisation."""
+    if gradient0 is not None:
+        return gradient0[0][order], gradient0[1][order], 0
+    if carried is not None:
+        return carried
+    return *init_gradient(*rows_apart(rows), alpha, C), 0
+
+
+def _in_caller_order(values, positions) -> np.ndarray:
+    """``values`` of the solver's positions put back where ``positions`` says the caller had them."""
+    out = np.empty(values.size)
+    out[positions] = values
+    return out
 
 
 def _checked(kernel: KernelMatrix, y, index, C: float, alpha0, options: SolverOptions):
-    """(all labels, the training labels, the start) after checking every input of ``solve``."""
+    """(all labels, the training labels, the training index, the start) after checking every input
+    of ``solve``."""
     if not options.eps > 0:
         raise SolverInputError(f"eps must be positive, got {options.eps!r}")
     if not options.cache_mb > 0:
@@ -195,7 +204,7 @@ def _checked(kernel: KernelMatrix, y, index, C: float, alpha0, options: SolverOp
     alpha = np.zeros(index.size) if alpha0 is None else check_warm_start(alpha0, y_train, C)
     if index.size == 0:
         raise SolverInputError("the training set is empty")
-    return y, y_train, alpha
+    return y, y_train, index, alpha
 
 
 def _checked_gradient(gradient0, previous, l: int):

@@ -1,0 +1,153 @@
+"""What a cross-validation leaves: every round's record and the run's result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import numpy as np
+
+from ..solver import KernelCounts
+from .rounds import RoundSeconds
+
+# LibSVM's per-round row cache: the paper's setting, and what the `libsvm` method always uses.
+PAPER_KERNEL_MODE = "cache"
+
+
+@dataclass
+class RoundRecord:
+    """One round of a cross-validation, as its run record keeps it.
+
+    Parameters
+    ----------
+    round : int
+        The round, from 1.
+    train_size, test_size : int
+        The sizes of its training and test sets.
+    iterations : int
+        SMO's (or LibSVM's) iterations.
+    n_sv, n_bounded_sv : int
+        Support vectors, and those at the bound C.
+    objective, rho : float
+        The dual objective and LibSVM's rho at the solution.
+    n_correct : int
+        Test instances predicted correctly.
+    iteration_cap_hit : bool
+        Whether the solver stopped at its iteration cap.
+    seconds : RoundSeconds
+        Where the round's time went.
+    kernel : KernelCounts or None
+        Our solver's kernel work (None for ``libsvm``).
+    """
+
+    round: int
+    train_size: int
+    test_size: int
+    iterations: int
+    n_sv: int
+    n_bounded_sv: int
+    objective: float
+    rho: float
+    n_correct: int
+    iteration_cap_hit: bool
+    seconds: RoundSeconds
+    kernel: KernelCounts | None = None
+
+
+@dataclass
+class CVResult:
+    """The outcome of ``cross_validate``: the settings, accuracy, iterations, seconds and every
+    round (see the module doc for how the seconds are split and estimated).
+
+    Parameters
+    ----------
+    method : str
+        The method (``libsvm``, ``cold`` or a seeder).
+    k : int or str
+        The folds as requested: an int, ``"loo"``, or ``"custom"`` (a splitter or splits).
+    n_folds, n, dim : int
+        The number of rounds in all, of instances, and of features.
+    C, gamma, eps, cache_mb : float
+        The penalty, the kernel's gamma, the stopping tolerance and the row cache's MB.
+    shrinking : bool
+        LibSVM's shrinking.
+    seed : int
+        The seed of the folds.
+    max_rounds : int or None
+        The rounds asked for (None: all).
+    accuracy : float
+        Percent correct over the instances tested.
+    n_tested, n_correct : int
+        Instances tested, and predicted correctly.
+    predictions : ndarray
+        int8, +-1 per instance in dataset order, 0 where not tested.
+    iterations : int
+        The total over the rounds run and the full model.
+    seconds : float
+        The total; estimated when ``estimated``.
+    seconds_measured, seconds_init, seconds_rest, seconds_compile, seconds_kernel : float
+        What was measured, the paper's init and rest, compilation, the kernel.
+    seconds_conversion, seconds_full_model : float
+        LibSVM's data conversion, and the full model of avg, top and full.
+    iterations_full_model : int
+        The full model's iterations.
+    estimated : bool
+        Whether rounds were left out and their seconds estimated.
+    iteration_cap_hit : bool
+        Whether any round stopped at the iteration cap.
+    folds : ndarray
+        The fold of each instance, 0..n_folds-1.
+    rounds : list of RoundRecord
+        Every round run.
+    kernel_mode : str
+        As resolved (``auto`` becomes ``gram`` or ``shared``).
+    chains : int
+        Chains of rounds run.
+    started_utc, finished_utc : str
+        When the run started and finished.
+    """
+
+    method: str
+    k: int | str
+    n_folds: int
+    n: int
+    dim: int
+    C: float
+    gamma: float
+    eps: float
+    cache_mb: float
+    shrinking: bool
+    seed: int
+    max_rounds: int | None
+    accuracy: float
+    n_tested: int
+    n_correct: int
+    predictions: np.ndarray
+    iterations: int
+    seconds: float
+    seconds_measured: float
+    seconds_init: float
+    seconds_rest: float
+    seconds_compile: float
+    seconds_kernel: float
+    seconds_conversion: float
+    seconds_full_model: float
+    iterations_full_model: int
+    estimated: bool
+    iteration_cap_hit: bool
+    folds: np.ndarray
+    rounds: list[RoundRecord] = field(default_factory=list)
+    kernel_mode: str = PAPER_KERNEL_MODE
+    chains: int = 1
+    started_utc: str = ""
+    finished_utc: str = ""
+
+    @property
+    def rounds_run(self) -> int:
+        """The rounds run (all of them unless ``max_rounds`` cut them short)."""
+        return len(self.rounds)
+
+
+def utc_now() -> str:
+    """The time now, UTC, to the second (ISO 8601)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
