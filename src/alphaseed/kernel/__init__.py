@@ -51,13 +51,11 @@ from .row_source import (
 )
 from .values import CompactRows, blas_dots_are_exact, dense_features, squared_norms
 
+# The public API; the row cache and row source names above are the solver's interface to the
+# kernel, imported from here by the solver but not part of the API.
 __all__ = [
     "KERNEL_MODES", "KernelMatrix", "default_memory_budget", "dots_fit_beside_gram", "gram_bytes",
-    "memory_mb", "prefaulted_gram", "resolve_mode", "shared_dots",
-    "blas_dots", "blas_threads", "gathered_times", "kernel_cross_times",
-    "CompactRows", "blas_dots_are_exact", "dense_features", "squared_norms",
-    "RowCache", "RowSource", "new_cache", "cache_apart", "cache_together", "cached_q", "get_q",
-    "outside_row", "cache_swap_columns", "cache_swap_keys", "solver_source", "source_apart",
-    "source_swap", "source_together", "GRAM",
-    "REQUESTS", "HITS", "ROWS_COMPUTED", "ROWS_EXTENDED", "VALUES_COMPUTED", "EVICTIONS",
+    "memory_mb", "prefaulted_gram", "resolve_mode", "shared_dots", "blas_dots", "blas_threads",
+    "CompactRows", "RowCache", "RowSource", "blas_dots_are_exact", "dense_features", "squared_norms",
+    "kernel_cross_times", "gathered_times",
 ]

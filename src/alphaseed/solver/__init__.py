@@ -16,8 +16,9 @@ from .options import SolverOptions
 from .training import KernelCounts, SolveResult, check_C, check_labels, check_warm_start, solve
 from .state import FREE, LOWER, TAU, UPPER
 
+# The public API; the checks, the compile lock and the bound statuses are imported from here by
+# the layers above but not part of it.
 __all__ = [
     "SolverOptions", "solve", "SolveResult", "KernelCounts", "SVMModel", "train_svm",
-    "decision_values", "support_coefficients", "carry_gradient", "warmup", "compile_lock",
-    "check_C", "check_labels", "check_warm_start", "FREE", "LOWER", "TAU", "UPPER",
+    "decision_values", "support_coefficients", "carry_gradient", "warmup",
 ]
