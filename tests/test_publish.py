@@ -23,7 +23,7 @@ from alphaseed.cli import main
 from alphaseed.pipeline.config import load_config
 from alphaseed.pipeline.experiments import all_jobs
 from alphaseed.pipeline.records import RunRecordError, read_run_record
-from alphaseed.pipeline.summaries import read_run, summarise, write_summary
+from alphaseed.pipeline.summaries import read_run, summarise
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_RESULTS = REPO / "workflow" / "resources" / "paper_results.csv"
@@ -359,7 +359,7 @@ def test_a_leave_one_out_estimate_shows_the_seeded_rounds_it_rests_on(tmp_path):
     section = "\n".join(deviations.loo_estimates_section([run], published_runs.runs_frame([run])))
     row = next(line for line in section.splitlines() if line.startswith("| toy"))
     seeded = ", ".join(formats.format_count(r["iterations"]) for r in run["rounds"][1:])
-    assert f"| 2 " in row and seeded in row and "3 of 40" in row
+    assert "| 2 " in row and seeded in row and "3 of 40" in row
 
 
 def test_a_run_moved_between_machines_names_the_ratios_that_mix_cpus():

@@ -15,7 +15,17 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
 
     The temporary file lives in the target's folder so the final ``os.replace`` is a rename on
     one file system (atomic); if the block raises, the temporary file is removed and ``target``
-    is left as it was.
+    is left as it was. The target's folder is created if it is missing.
+
+    Parameters
+    ----------
+    target : str or os.PathLike
+        The file the block's output is to become.
+
+    Yields
+    ------
+    Path
+        A hidden, not yet existing file beside ``target`` for the block to write.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,9 @@
 """The ``alphaseed`` command: ``alphaseed cv`` runs one cross-validation and writes its run
 record (and its summary); ``alphaseed prepare`` fetches, verifies and converts named datasets;
-``alphaseed search`` runs a grid search; ``alphaseed kernel-facts`` measures how close a
-dataset's kernel is to the identity; ``alphaseed publish`` rebuilds the published reproduction
-from run summaries.
+``alphaseed search`` runs a grid search and ``alphaseed search-merge`` joins searches of one
+grid's gamma columns; ``alphaseed kernel-facts`` measures how close a dataset's kernel is to the
+identity; ``alphaseed publish`` rebuilds the published reproduction from run summaries and
+``alphaseed compare`` says whether a rerun repeats the published runs.
 
 Errors the user can fix (``AlphaseedError``) print one line and exit with status 2, as
 argparse does for bad arguments.
@@ -25,6 +26,7 @@ SEARCH_METHODS = ("cold", "ato", "mir", "sir")
 
 
 def _k(text: str):
+    """``--k``'s type: ``loo`` or an integer (the range is checked where the folds are made)."""
     if text == "loo":
         return text
     try:
@@ -34,6 +36,7 @@ def _k(text: str):
 
 
 def _log2_range(text: str) -> list[float]:
+    """``--C`` and ``--gamma`` of ``search``: ``log2_range``, its error reported as argparse's."""
     try:
         return log2_range(text)
     except ConfigError as error:
@@ -76,6 +79,7 @@ def _negative_values_attached(argv: list[str]) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The parser of every subcommand."""
     parser = argparse.ArgumentParser(
         prog="alphaseed",
         description="SVM k-fold cross-validation by alpha seeding (Wen et al., AAAI 2017).",
@@ -187,6 +191,19 @@ def _prepare_command(commands) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``alphaseed`` command line.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program's name; defaults to ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 2 after printing an ``AlphaseedError`` on one line. Bad arguments
+        exit with status 2 from argparse itself (``SystemExit``).
+    """
     pin_blas_kernels()  # before NumPy loads, so that a run by hand repeats a pipeline job's
     args = _parser().parse_args(_negative_values_attached(sys.argv[1:] if argv is None else argv))
     commands = {"cv": _cv, "search": _search, "search-merge": _search_merge, "kernel-facts": _kernel_facts,
@@ -200,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _prepare(args) -> None:
+    """``alphaseed prepare``: each named dataset's processed file, printed as it is made."""
     from .pipeline.config import load_config
     from .pipeline.data import prepare_dataset
 
@@ -209,6 +227,7 @@ def _prepare(args) -> None:
 
 
 def _setting(given, section: dict, key: str, default):
+    """The command line's value if given, else the config section's, else ``default``."""
     return given if given is not None else section.get(key, default)
 
 
@@ -270,6 +289,7 @@ def _solver_options(args, config: dict):
 
 
 def _cv(args) -> None:
+    """``alphaseed cv``: one cross-validation, its run record and, if asked, its summary."""
     from .cv import cross_validate
     from .pipeline.provenance import collect_provenance
     from .pipeline.records import build_run_record, write_run_record
@@ -297,6 +317,7 @@ def _cv(args) -> None:
 
 
 def _search(args) -> None:
+    """``alphaseed search``: one grid search, written as JSON, CSV and heat map."""
     from .pipeline.provenance import collect_provenance
     from .pipeline.searches import SearchSpec, run_search
     from .report.search import write_search
@@ -316,6 +337,7 @@ def _search(args) -> None:
 
 
 def _search_merge(args) -> None:
+    """``alphaseed search-merge``: searches of one grid's gamma columns as one search."""
     from .report.search import merge_searches
 
     merged = merge_searches(args.parts, args.out)
@@ -325,6 +347,7 @@ def _search_merge(args) -> None:
 
 
 def _kernel_facts(args) -> None:
+    """``alphaseed kernel-facts``: the kernel facts and Table 1's training-set class counts (k = 10)."""
     from .pipeline.experiments import TABLE1_K
     from .pipeline.kernel_facts import kernel_facts, training_class_counts, write_json
 
@@ -339,6 +362,7 @@ def _kernel_facts(args) -> None:
 
 
 def _publish(args) -> None:
+    """``alphaseed publish``: the published folder, each study beyond the paper in tables of its own."""
     from .pipeline.config import load_config
     from .pipeline.experiments import study_datasets
     from .report.publish import publish_folder
@@ -349,6 +373,7 @@ def _publish(args) -> None:
 
 
 def _compare(args) -> None:
+    """``alphaseed compare``: the table of runs that repeat the published ones; ``PublishError`` if any does not."""
     from .report.runs import PublishError, compare_with_published
 
     rows = compare_with_published(args.published, args.rerun)

@@ -7,32 +7,33 @@ so callers can catch ``AlphaseedError`` and never see a bare numpy or scipy trac
 
 
 class AlphaseedError(Exception):
-    """Base class of every error raised on purpose by alphaseed."""
+    """Base class of every error alphaseed raises on purpose: catch it to handle any failure a user can fix."""
 
 
 class ConfigError(AlphaseedError, ValueError):
-    """The configuration is invalid; the message names the offending key."""
+    """Raised when the configuration is invalid; the message names the offending key."""
 
 
 class DatasetError(AlphaseedError):
-    """A dataset could not be fetched, parsed or verified."""
+    """Raised when a dataset cannot be fetched, parsed or verified (the base of the three below)."""
 
 
 class DownloadError(DatasetError):
-    """Fetching a dataset failed (network, HTTP status, time-out, truncated transfer)."""
+    """Raised when fetching a dataset fails (network, HTTP status, time-out, truncated transfer)."""
 
 
 class MalformedFileError(DatasetError, ValueError):
-    """A LibSVM-format file does not parse; the message names the file and, if known, the line."""
+    """Raised when a LibSVM-format file does not parse; the message names the file and, if known, the line."""
 
 
 class VerificationError(DatasetError):
-    """A parsed dataset does not match its expected counts or fingerprint."""
+    """Raised when a parsed dataset does not match its expected counts or fingerprint."""
 
 
 class SolverInputError(AlphaseedError, ValueError):
-    """Arguments to the solver are invalid (labels, C, gamma, an infeasible warm start)."""
+    """Raised when arguments to the solver or the folds are invalid (labels, C, gamma, k, seed, index sets,
+    an infeasible warm start)."""
 
 
 class SeedingError(AlphaseedError):
-    """A seeder was called with inconsistent index sets."""
+    """Raised when a seeder is called with inconsistent index sets."""

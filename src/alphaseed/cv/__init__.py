@@ -25,7 +25,7 @@ from .rounds import Round, RoundSeconds, run_round
 
 __all__ = [
     "cross_validate", "CVResult", "RoundRecord", "RoundSeconds", "Round", "run_round", "chain_layout",
-    "utc_now", "ProgressCallback", "COLD", "LIBSVM", "PAPER_KERNEL_MODE",
+    "utc_now", "COLD", "LIBSVM", "PAPER_KERNEL_MODE",
     "CUSTOM", "LEAVE_ONE_OUT", "KFoldRounds", "custom_rounds", "folds_sha256", "resolve_k",
     "stratified_folds", "stratified_subsample", "trained_on",
     "LibsvmData", "LibsvmFit", "libsvm_parameter", "predict_libsvm", "train_libsvm",

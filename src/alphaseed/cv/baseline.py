@@ -35,12 +35,35 @@ _captured: list[str] = []
 
 @svm.PRINT_STRING_FUN
 def _capture(text: bytes) -> None:
+    """LibSVM's print hook during ``train_libsvm``: keeps the text in memory."""
     _captured.append(text.decode(errors="replace"))
 
 
 @dataclass
 class LibsvmFit:
-    """One LibSVM training run, in this package's sign convention (y = +1 is the positive class)."""
+    """One LibSVM training run, in this package's sign convention (y = +1 is the positive class).
+
+    LibSVM reports most of these figures only in its printed output, which ``train_libsvm`` reads.
+
+    Parameters
+    ----------
+    iterations : int
+        LibSVM's ``#iter``.
+    objective : float
+        The dual objective (``obj``).
+    rho : float
+        The decision function's rho, with the sign flipped where LibSVM's first label is -1.
+    n_sv, n_bounded_sv : int
+        Support vectors (``nSV``), and those at the bound C (``nBSV``).
+    alpha : ndarray
+        The dual coefficients, aligned with the training index.
+    iteration_cap_hit : bool
+        Whether LibSVM warned that it reached its iteration cap.
+    seconds_train : float
+        The seconds of ``svm_train``.
+    log : str
+        LibSVM's own output for this run.
+    """
 
     iterations: int
     objective: float
@@ -54,7 +77,18 @@ class LibsvmFit:
 
 
 class LibsvmData:
-    """A dataset converted once into LibSVM's node arrays, addressed by global index."""
+    """A dataset converted once into LibSVM's node arrays, addressed by global index.
+
+    Each round's problem then only points into these nodes, as LibSVM's own
+    ``svm_cross_validation`` builds its sub-problems, so no round converts the data again.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix
+        The features, one row per instance; zeros are left out, as LibSVM files leave them.
+    y : ndarray
+        The labels of all instances.
+    """
 
     def __init__(self, X, y: np.ndarray):
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
@@ -72,13 +106,37 @@ class LibsvmData:
 
     @property
     def n(self) -> int:
+        """The number of instances."""
         return int(self._full.l)
 
     def node(self, i: int):
+        """LibSVM's node array of one instance, as ``svm_predict`` takes it.
+
+        Parameters
+        ----------
+        i : int
+            The instance's global index.
+
+        Returns
+        -------
+        ctypes pointer
+            Its ``svm_node`` array.
+        """
         return self._full.x[i]
 
     def problem(self, index: np.ndarray) -> svm.svm_problem:
-        """``svm_problem`` over the instances ``index`` in this order, sharing the node arrays."""
+        """``svm_problem`` over the instances ``index`` in this order, sharing the node arrays.
+
+        Parameters
+        ----------
+        index : ndarray
+            The training instances (global indices), in the order LibSVM is to see them.
+
+        Returns
+        -------
+        svm_problem
+            The problem; it keeps this object, whose nodes it points into, alive.
+        """
         index = np.asarray(index, dtype=np.int64)
         prob = svm.svm_problem.__new__(svm.svm_problem)
         prob.l = len(index)
@@ -103,7 +161,26 @@ def warmup() -> float:
 
 
 def libsvm_parameter(C: float, gamma: float, eps: float, cache_mb: float, shrinking: bool):
-    """C-SVC with the Gaussian kernel: ``-s 0 -t 2 -c C -g gamma -e eps -m cache_mb -h shrinking``."""
+    """C-SVC with the Gaussian kernel: ``-s 0 -t 2 -c C -g gamma -e eps -m cache_mb -h shrinking``.
+
+    Parameters
+    ----------
+    C : float
+        The penalty.
+    gamma : float
+        The Gaussian kernel's gamma.
+    eps : float
+        The stopping tolerance.
+    cache_mb : float
+        LibSVM's kernel cache, in MB.
+    shrinking : bool
+        Whether LibSVM shrinks.
+
+    Returns
+    -------
+    svm_parameter
+        LibSVM's parameters.
+    """
     return svm.svm_parameter(
         f"-s 0 -t 2 -c {float(C)!r} -g {float(gamma)!r} -e {float(eps)!r} -m {float(cache_mb)!r} "
         f"-h {int(bool(shrinking))}"
@@ -111,7 +188,22 @@ def libsvm_parameter(C: float, gamma: float, eps: float, cache_mb: float, shrink
 
 
 def train_libsvm(data: LibsvmData, prob: svm.svm_problem, param) -> tuple[object, LibsvmFit]:
-    """Train LibSVM on ``prob`` and read its figures from its own output."""
+    """Train LibSVM on ``prob`` and read its figures from its own output.
+
+    Parameters
+    ----------
+    data : LibsvmData
+        The dataset ``prob`` points into.
+    prob : svm_problem
+        The training set (``LibsvmData.problem``).
+    param : svm_parameter
+        LibSVM's parameters (``libsvm_parameter``).
+
+    Returns
+    -------
+    tuple
+        ``(model, fit)``: LibSVM's model and its ``LibsvmFit``.
+    """
     error = svm.libsvm.svm_check_parameter(prob, param)
     if error:
         raise SolverInputError(f"LibSVM rejects the parameters: {error.decode()}")
@@ -129,6 +221,7 @@ def train_libsvm(data: LibsvmData, prob: svm.svm_problem, param) -> tuple[object
 
 
 def _read_fit(model, prob, C: float, log: str, seconds: float) -> LibsvmFit:
+    """The ``LibsvmFit`` of a trained model, its iterations, objective and nSV read from ``log``."""
     labels = model.get_labels()
     alpha = np.zeros(prob.l)
     if model.nr_class < 2:
@@ -159,7 +252,22 @@ def _read_fit(model, prob, C: float, log: str, seconds: float) -> LibsvmFit:
 
 
 def predict_libsvm(model, data: LibsvmData, index: np.ndarray) -> tuple[np.ndarray, float]:
-    """LibSVM's ``svm_predict`` labels (±1) for the instances ``index``, and its seconds."""
+    """LibSVM's ``svm_predict`` labels (±1) for the instances ``index``, and its seconds.
+
+    Parameters
+    ----------
+    model : svm_model
+        A model from ``train_libsvm``.
+    data : LibsvmData
+        The dataset the instances come from.
+    index : ndarray
+        The instances to predict (global indices).
+
+    Returns
+    -------
+    tuple
+        ``(labels, seconds)``: float64 labels in the order of ``index``, and the seconds taken.
+    """
     predict = svm.libsvm.svm_predict
     start = time.perf_counter()
     labels = [predict(model, data.node(int(i))) for i in index]

@@ -58,7 +58,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
+from typing import Protocol
 
 import numpy as np
 
@@ -74,8 +74,15 @@ from .rounds import RoundSeconds, run_round
 LIBSVM = "libsvm"
 COLD = "cold"
 
-ProgressCallback = Callable[[int, int, int, float], None]
-"""``progress(rounds_done, rounds_to_run, iterations_of_the_round, elapsed_seconds)`` after each round."""
+
+class ProgressCallback(Protocol):
+    """What ``cross_validate`` calls after each round: ``progress(rounds_done, rounds_to_run,
+    iterations_of_the_round, elapsed_seconds)``."""
+
+    def __call__(self, rounds_done: int, rounds_to_run: int, iterations: int, elapsed_seconds: float) -> None:
+        ...
+
+
 # Numba's threading layers that let several threads launch parallel loops at once.
 THREAD_SAFE_LAYERS = ("omp", "tbb")
 
@@ -131,6 +138,7 @@ def cross_validate(X, y, C: float, gamma: float, k=None, method: str = COLD, *, 
     Returns
     -------
     CVResult
+        The settings, accuracy, iterations, seconds and every round's record.
     """
     options = SolverOptions() if options is None else options
     started = utc_now()
@@ -152,7 +160,7 @@ def cross_validate(X, y, C: float, gamma: float, k=None, method: str = COLD, *, 
 
 
 def _checked_gamma(gamma) -> float:
-    if not (np.isfinite(gamma) and gamma > 0):
+    if not isinstance(gamma, numbers.Real) or not (np.isfinite(gamma) and gamma > 0):
         # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
         raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
     return float(gamma)
@@ -321,9 +329,11 @@ class _LibsvmEngine:
         self.iterations_full_model = 0
 
     def compile(self) -> None:
+        """Compile libsvm-official's converter before anything is timed."""
         self.seconds_compile = baseline.warmup()
 
     def prepare(self) -> None:
+        """Convert the dataset once; that counts as conversion, outside the total."""
         start = time.perf_counter()
         self._data = baseline.LibsvmData(self._X, self._y)
         self.seconds_conversion += time.perf_counter() - start
@@ -332,6 +342,7 @@ class _LibsvmEngine:
         return None
 
     def run_round(self, h: int, split: tuple, previous):
+        """Round h by LibSVM, which seeds nothing: ``previous`` is ignored and None passed on."""
         train, test = split
         start = time.perf_counter()
         prob = self._data.problem(train)
@@ -364,6 +375,7 @@ class _SolverEngine:
         self._full_model = None   # (every training instance, its SolveResult) for avg, top and full
 
     def compile(self) -> None:
+        """Resolve the kernel mode, start faulting in the Gram's pages and compile, before timing."""
         # Resolved before the Gram's buffer is taken: the memory it takes is not free anymore.
         self._memory_budget = default_memory_budget()
         self.kernel_mode = resolve_mode(self.kernel_mode, self._y.shape[0], self._memory_budget)
@@ -372,6 +384,7 @@ class _SolverEngine:
         self._gram_buffer = gram_buffer
 
     def prepare(self) -> None:
+        """Build the kernel (the kernel's seconds) and, for avg, top and full, the full model."""
         start = time.perf_counter()
         buffer = self._gram_buffer.result() if self._gram_buffer is not None else None
         self._gram_buffer = None
@@ -452,6 +465,7 @@ def _cold_first_round(method: str) -> bool:
 
 
 def _rounds_to_run(max_rounds, n_folds: int, method: str) -> int:
+    """How many rounds run: all of them, or the first ``max_rounds``."""
     if max_rounds is None:
         return n_folds
     if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:

@@ -22,7 +22,20 @@ LEAVE_ONE_OUT = "loo"
 
 
 def resolve_k(k: int | str, n: int) -> int:
-    """The number of folds: ``k`` itself, or ``n`` for ``"loo"``; checks 2 <= k <= n."""
+    """The number of folds: ``k`` itself, or ``n`` for ``"loo"``; checks 2 <= k <= n.
+
+    Parameters
+    ----------
+    k : int or "loo"
+        The folds asked for.
+    n : int
+        The number of instances.
+
+    Returns
+    -------
+    int
+        The number of folds.
+    """
     if k == LEAVE_ONE_OUT:
         k = n
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
@@ -46,7 +59,22 @@ def _classes_in_libsvm_order(y: np.ndarray) -> np.ndarray:
 
 
 def stratified_folds(y: np.ndarray, k: int | str, seed: int) -> np.ndarray:
-    """Fold (0..k-1) of every instance; ``k`` may be ``"loo"`` for leave-one-out."""
+    """Fold (0..k-1) of every instance, by the rule of LibSVM's ``svm_cross_validation``.
+
+    Parameters
+    ----------
+    y : array-like
+        The labels of all instances.
+    k : int or "loo"
+        The number of folds, or ``"loo"`` for leave-one-out.
+    seed : int
+        The seed of the shuffles, non-negative.
+
+    Returns
+    -------
+    ndarray
+        int64, the fold of each instance; every fold is non-empty.
+    """
     y = np.asarray(y)
     n = len(y)
     k = resolve_k(k, n)
@@ -75,6 +103,20 @@ def stratified_subsample(y: np.ndarray, m: int, seed: int) -> np.ndarray:
 
     Class c gets ``m * n_c / n`` instances rounded down, and the instances still missing go to
     the classes with the largest remainders (ties to the earlier class in LibSVM order).
+
+    Parameters
+    ----------
+    y : array-like
+        The labels of all instances.
+    m : int
+        The sample's size, 1 <= m <= n.
+    seed : int
+        The seed of the draws.
+
+    Returns
+    -------
+    ndarray
+        The chosen instances' indices, ascending.
     """
     y = np.asarray(y)
     n = len(y)
@@ -94,7 +136,18 @@ def stratified_subsample(y: np.ndarray, m: int, seed: int) -> np.ndarray:
 
 
 def folds_sha256(folds: np.ndarray) -> str:
-    """sha256 of the fold assignment as little-endian int64, for run records."""
+    """sha256 of the fold assignment as little-endian int64, for run records.
+
+    Parameters
+    ----------
+    folds : ndarray
+        The fold of each instance.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     return hashlib.sha256(np.ascontiguousarray(folds, dtype="<i8").tobytes()).hexdigest()
 
 
@@ -102,9 +155,18 @@ CUSTOM = "custom"
 
 
 class KFoldRounds(Sequence):
-    """(train, test) of each round, built when asked: round h tests on fold h and trains on the others in
-    fold order. Kept as one ordering of the instances rather than k training sets, which for
-    leave-one-out would take n^2 indices (20 GB on Webdata)."""
+    """(train, test) of each round, built when asked.
+
+    Round h tests on fold h and trains on the others in fold order. Kept as one ordering of the
+    instances rather than k training sets, which for leave-one-out would take n^2 indices.
+
+    Parameters
+    ----------
+    folds : ndarray
+        The fold (0..k-1) of each instance.
+    k : int
+        The number of folds.
+    """
 
     def __init__(self, folds: np.ndarray, k: int):
         folds = np.asarray(folds)
@@ -115,6 +177,7 @@ class KFoldRounds(Sequence):
         return self._bounds.size - 1
 
     def __getitem__(self, h: int) -> tuple[np.ndarray, np.ndarray]:
+        """Round h's (train, test), built now; a negative h counts from the end."""
         if not -len(self) <= h < len(self):
             raise IndexError(f"round {h} of {len(self)}")
         start, stop = self._bounds[h % len(self)], self._bounds[h % len(self) + 1]
@@ -126,8 +189,21 @@ class KFoldRounds(Sequence):
 
 
 def trained_on(rounds) -> np.ndarray:
-    """Every instance some round of ``rounds`` trains on, in dataset order: the instances of the full model
-    (AVG, TOP, full), which then does not depend on the order of the rounds."""
+    """Every instance some round of ``rounds`` trains on, in dataset order.
+
+    These are the instances of the full model (AVG, TOP, full), which then does not depend on
+    the order of the rounds.
+
+    Parameters
+    ----------
+    rounds : KFoldRounds or sequence
+        The (train, test) index arrays of each round.
+
+    Returns
+    -------
+    ndarray
+        The instances' indices, ascending.
+    """
     if isinstance(rounds, KFoldRounds):
         return rounds.trained_on()
     return np.unique(np.concatenate([train for train, _ in rounds]))
@@ -148,11 +224,24 @@ def _index_array(part, n: int, what: str) -> np.ndarray:
 
 
 def custom_rounds(cv, X, y: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
-    """(folds, rounds) of a scikit-learn splitter (``cv.split(X, y)``) or of an iterable of
-    (train, test) index arrays, in the order given.
+    """(folds, rounds) of a scikit-learn splitter or of (train, test) index arrays, in their order.
 
-    ``folds`` holds the last round testing each instance, -1 for an instance never tested.
     Training and test sets may have any sizes but must be disjoint within a round.
+
+    Parameters
+    ----------
+    cv : splitter or iterable
+        A scikit-learn splitter (``cv.split(X, y)``), or an iterable of (train, test) index arrays.
+    X : array-like or sparse matrix
+        The features, passed to ``cv.split``.
+    y : array-like
+        The labels of all instances.
+
+    Returns
+    -------
+    tuple
+        ``(folds, rounds)``: the last round (from 0) testing each instance, -1 for an instance
+        never tested; and the (train, test) int64 index arrays of each round.
     """
     y = np.asarray(y)
     n = y.shape[0]

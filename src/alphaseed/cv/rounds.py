@@ -47,8 +47,17 @@ class RoundSeconds:
 
 @dataclass
 class Round:
-    """What ``run_round`` leaves: the solution, the test fold's predicted labels (int8, +-1,
-    LibSVM's rule) and the round's seconds."""
+    """What ``run_round`` leaves.
+
+    Parameters
+    ----------
+    solution : SolveResult
+        The solver's solution on the training set.
+    predicted : ndarray
+        The test set's predicted labels (int8, +-1, LibSVM's rule).
+    seconds : RoundSeconds
+        Where the round's time went.
+    """
 
     solution: SolveResult
     predicted: np.ndarray
@@ -83,6 +92,7 @@ def run_round(kernel: KernelMatrix, y: np.ndarray, split: tuple, C: float, *, op
     Returns
     -------
     Round
+        The solution, the test set's predicted labels and the round's seconds.
     """
     train, test = split
     seconds = RoundSeconds()

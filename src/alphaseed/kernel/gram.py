@@ -24,12 +24,12 @@ DOT_BLOCK_BYTES = 128 << 20
 # their mirror image below the diagonal is written.
 GRAM_TILE_COLS = 512
 # Rows of a tile computed, then mirrored, together: a 64-byte line of float32 in every mirrored
-# row. Written one value at a time down a column, the mirror took 3.5 of the 8.0 s of a 20,000
-# MNIST-sample Gram matrix (each value a new cache line, 80 KB from the last).
+# row. Written one value at a time down a column, the mirror would touch a new cache line with
+# every value, a whole row's length from the last.
 GRAM_STRIPE_ROWS = 16
 # Above this gamma * ||x - z||^2, exp's value is below half float32's smallest subnormal
 # (2**-150, e**-103.97) and its float32 is 0.0 whatever the double's last bits: the Gram matrix
-# stores 0.0 without calling exp (on raw MNIST at gamma = 0.125 nearly every value).
+# stores 0.0 without calling exp, which is most values where the data lie far apart for gamma.
 FLOAT32_ZERO_EXPONENT = 105.0
 
 
@@ -67,10 +67,9 @@ def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, compact, every):
 
 # float32 holds every integer up to 2**24: where two rows' squared norms stay within it, every
 # product and partial sum of their dot product does too (bounded as in blas_dots_are_exact), so
-# a float32 GEMM gives the same doubles at half a float64 one's time and bytes (a 20,000 MNIST
-# sample's blocks: 1.4 against 2.9 s). The values of rows beyond it (3 of MNIST's 60,000) are
-# then computed again from float64 dots; with more than this share of rows beyond (Madelon:
-# all), the whole matrix takes float64 GEMMs.
+# a float32 GEMM gives the same doubles at half a float64 one's time and bytes. The values of
+# the few rows beyond it are then computed again from float64 dots; with more than this share
+# of rows beyond, the whole matrix takes float64 GEMMs.
 FLOAT32_EXACT_NORM = 2.0**24
 FLOAT32_GEMM_MAX_BEYOND = 1 / 16
 
@@ -87,14 +86,12 @@ def _gram_redo_rows(K, sqnorm, gamma, rows, dots):
 
 
 # ||x - z|| >= | ||x|| - ||z|| |: pairs whose norms differ by more than sqrt(105 / gamma) store
-# 0.0, found without a dot product. Sorted by norm, the rows a row can reach form a band; on a
-# 20,000 MNIST sample at gamma = 0.125, 3.7 % of the matrix (norms 931 to 4,110, reach 29).
+# 0.0, found without a dot product. Sorted by norm, the rows a row can reach form a band, a
+# small part of the matrix where the norms spread far beyond the kernel's reach.
 # The band is computed where it is at most this share of the triangle: its non-zero values land
-# in rows and columns scattered across the matrix, where the blocks above write whole lines.
-# Measured on that sample (2 threads), band against blocks: at a share of 0.45 and nearly all
-# values 0.0 (gamma = 1e-3), 1.14 against 1.94 s; at 0.94, 2.04 against 2.02 s; over the whole
-# triangle with every value non-zero (gamma = 1e-6), 4.95 against 2.67 s. Half of that is the
-# break-even in the worst case.
+# in rows and columns scattered across the matrix, where the blocks above write whole lines, so
+# a band's value costs more than a block's. Half the triangle is where the band breaks even in
+# the worst case, every value non-zero.
 GRAM_BAND_MAX_SHARE = 0.5
 # Norm-sorted rows of a band tile: one GEMM against the tile's reach.
 GRAM_BAND_TILE_ROWS = 512
@@ -136,7 +133,8 @@ def _gram_band_tile(K, sqnorm, gamma, order, a0, a1, b1, dots):
 
 @njit(cache=True, nogil=True, parallel=True)
 def _zero_rows(K):
-    """K = 0 on every thread: ``out`` may be a used matrix, and a fresh one pays its page faults."""
+    """K = 0 on every thread: K may be a used matrix (``gram_matrix``'s ``out``), and a fresh one
+    pays its page faults here, spread over the threads."""
     for i in prange(K.shape[0]):
         K[i, :] = 0.0
 
@@ -144,10 +142,9 @@ def _zero_rows(K):
 def new_gram(n: int) -> np.ndarray:
     """An uninitialised n x n float32 array in pages the operating system maps as it prefers.
 
-    NumPy asks Linux for huge pages on every large array (madvise). Here, a virtual machine,
-    faulting in a 20,000 MNIST sample's 1.6 GB so took 0.39-2.9 s (five fresh processes: 2.93,
-    0.40, 2.68, 0.39, 1.96 s), in 4 KB pages 0.47-0.53 s (five: 0.53, 0.53, 0.48, 0.47, 0.48 s),
-    and reading 20,000 random rows took 0.08 s either way.
+    NumPy asks Linux for huge pages on every large array (madvise). On a virtual machine,
+    faulting huge pages in takes a time that varies widely from one process to the next, often
+    far longer than 4 KB pages, and reading random rows costs the same in either.
     """
     if n == 0:
         return np.empty((0, 0), dtype=np.float32)

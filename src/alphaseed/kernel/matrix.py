@@ -13,7 +13,7 @@ round. ``KernelMatrix`` offers four modes:
 All modes store float32 values computed by the same compiled function (``kernel_values``), so
 iterations, predictions and accuracy are identical across modes; only time and memory differ.
 The Gram matrix takes its dot products from a BLAS matrix product only where that is exact
-(integer features, see ``gaussian``): elsewhere a GEMM would round them differently and break
+(integer features, see ``values``): elsewhere a GEMM would round them differently and break
 that identity. Rows computed on demand (``cache``, ``shared``) take sparse dot products, as
 LibSVM's do, on sparse data where the same exactness makes them bit for bit the dense ones.
 """
@@ -50,20 +50,74 @@ FLOAT32_SUBNORMAL_ERROR = 2.0**-149
 
 
 def default_memory_budget() -> int:
+    """The memory the kernel may take when none is given: a share of what is available now.
+
+    Returns
+    -------
+    int
+        ``DEFAULT_MEMORY_FRACTION`` of the memory available, in bytes.
+    """
     return int(psutil.virtual_memory().available * DEFAULT_MEMORY_FRACTION)
 
 
 def gram_bytes(n: int) -> int:
+    """The bytes of the float32 Gram matrix of n instances.
+
+    Parameters
+    ----------
+    n : int
+        The number of instances.
+
+    Returns
+    -------
+    int
+        4 n^2.
+    """
     return 4 * n * n
 
 
 def dots_fit_beside_gram(n: int, memory_budget: int) -> bool:
-    """Whether X's n x n float64 dot products fit the memory budget beside one Gram matrix."""
+    """Whether X's n x n float64 dot products fit the memory budget beside one Gram matrix.
+
+    ``shared_dots`` keeps them while the Gram matrix of each gamma is built from them.
+
+    Parameters
+    ----------
+    n : int
+        The number of instances.
+    memory_budget : int
+        The bytes the kernel may take.
+
+    Returns
+    -------
+    bool
+        True when the dot products, one Gram matrix and the working memory fit.
+    """
     return 8 * n * n + gram_bytes(n) + WORKING_BYTES <= memory_budget
 
 
 def resolve_mode(mode: str, n: int, memory_budget: int) -> str:
-    """The mode a kernel of n instances will use; ``gram`` is refused past the budget."""
+    """The mode a kernel of n instances will use; ``gram`` is refused past the budget.
+
+    Parameters
+    ----------
+    mode : {"cache", "shared", "gram", "auto"}
+        The mode asked for; ``auto`` becomes ``gram`` when the Gram matrix fits, else ``shared``.
+    n : int
+        The number of instances.
+    memory_budget : int
+        The bytes the kernel may take, the Gram matrix and ``WORKING_BYTES`` together.
+
+    Returns
+    -------
+    str
+        ``cache``, ``shared`` or ``gram``.
+
+    Raises
+    ------
+    SolverInputError
+        For an unknown mode, or ``gram`` past the budget.
+    """
     if mode not in KERNEL_MODES:
         raise SolverInputError(f"kernel mode must be one of {', '.join(KERNEL_MODES)}; got {mode!r}")
     fits = gram_bytes(n) + WORKING_BYTES <= memory_budget
@@ -80,7 +134,26 @@ def resolve_mode(mode: str, n: int, memory_budget: int) -> str:
 
 def memory_mb(n: int, dim: int, mode: str, cache_mb: float = 100.0,
               memory_budget: int | None = None) -> int:
-    """Peak memory (MB) of a cross-validation job, for a scheduler's resource request."""
+    """Peak memory (MB) of a cross-validation job, for a scheduler's resource request.
+
+    Parameters
+    ----------
+    n : int
+        The number of instances.
+    dim : int
+        The number of features.
+    mode : {"cache", "shared", "gram", "auto"}
+        The kernel mode (``resolve_mode``).
+    cache_mb : float, default 100.0
+        The solver's row cache per training run, in MB.
+    memory_budget : int, optional
+        The bytes the kernel may take; ``default_memory_budget()`` if None.
+
+    Returns
+    -------
+    int
+        The features' copies, the kernel, the working memory and the row cache, in MB.
+    """
     budget = default_memory_budget() if memory_budget is None else memory_budget
     resolved = resolve_mode(mode, n, budget)
     # The dense copy, the sparse input it came from and the compact rows (sparse ones at most
@@ -91,11 +164,26 @@ def memory_mb(n: int, dim: int, mode: str, cache_mb: float = 100.0,
 
 
 def shared_dots(X, mode: str, memory_budget: int | None = None) -> np.ndarray | None:
-    """X's dot products, computed once for the Gram matrices of several gammas (a grid search),
-    or None where each kernel is better off computing its own: when it would not be a Gram
+    """X's dot products, computed once for the Gram matrices of several gammas (a grid search).
+
+    Returns None where each kernel is better off computing its own: when it would not be a Gram
     matrix, when X is binary (each value is then looked up by distance, faster than reading
     its dot product), or the n x n float64 dot products beside one Gram matrix exceed the
     memory budget.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix
+        The features, one row per instance.
+    mode : {"cache", "shared", "gram", "auto"}
+        The kernel mode the Gram matrices will be asked for.
+    memory_budget : int, optional
+        The bytes the kernel may take; ``default_memory_budget()`` if None.
+
+    Returns
+    -------
+    ndarray or None
+        The n x n float64 dot products (``KernelMatrix``'s ``dots``), or None.
     """
     X = dense_features(X)
     n = X.shape[0]
@@ -110,10 +198,19 @@ def prefaulted_gram(n: int) -> Future:
     """An n x n float32 array, allocated and its pages faulted in on another thread.
 
     A fresh Gram matrix pays the operating system's first touch of every page (mapping and
-    zeroing ~4 GB on full Adult) inside its timed construction: at n = 15,000 under load here,
-    filling a fresh array took 13-18 s and refilling the same array 12-13 s. Started before
-    the solver compiles, the faults overlap that (``cross_validate`` does so); whatever is not
-    done by the time the matrix is built is waited for inside its time.
+    zeroing 4 n^2 bytes) inside its timed construction. Started before the solver compiles,
+    the faults overlap that (``cross_validate`` does so); whatever is not done by the time the
+    matrix is built is waited for inside its time.
+
+    Parameters
+    ----------
+    n : int
+        The number of instances.
+
+    Returns
+    -------
+    Future
+        Its result is the array, to pass as ``KernelMatrix``'s ``gram_buffer``.
     """
     def allocate():
         K = new_gram(n)
@@ -133,10 +230,24 @@ class KernelMatrix:
     ``block(rows, cols)`` returns the float32 matrix K[rows][:, cols]. The solver reads ``X``,
     ``sqnorm``, ``gamma`` and ``source`` (where its row cache gets missing rows, with
     ``compact_rows``: X as bit sets or non-zeros, where rows are computed from those) directly in
-    its compiled loop.
-    ``seconds`` is the time spent building the kernel (the Gram matrix). In mode ``gram``,
-    ``dots`` (``shared_dots``) lets the Gram matrix skip computing X's dot products, and
-    ``gram_buffer`` is the array to hold it (e.g. from ``prefaulted_gram``).
+    its compiled loop. ``seconds`` is the time spent building the kernel (the Gram matrix).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix
+        The features, one row per instance (kept as ``dense_features(X)``).
+    gamma : float
+        The Gaussian kernel's gamma, positive and finite.
+    mode : {"cache", "shared", "gram", "auto"}, default "cache"
+        How the values are kept (``resolve_mode``); time and memory only, never the values.
+    memory_budget : int, optional
+        The bytes the kernel may take; ``default_memory_budget()`` if None.
+    dots : ndarray, optional
+        In mode ``gram``, X's n x n dot products (``shared_dots``), so the Gram matrix skips
+        computing them.
+    gram_buffer : ndarray, optional
+        In mode ``gram``, a C-contiguous n x n float32 array to hold the Gram matrix (e.g. from
+        ``prefaulted_gram``).
     """
 
     def __init__(self, X, gamma: float, mode: str = "cache", memory_budget: int | None = None,
@@ -166,9 +277,22 @@ class KernelMatrix:
 
     @property
     def n(self) -> int:
+        """The number of instances."""
         return self.X.shape[0]
 
     def block(self, rows, cols) -> np.ndarray:
+        """The float32 matrix K[rows][:, cols], read or computed as the mode keeps it.
+
+        Parameters
+        ----------
+        rows, cols : array-like of int
+            Global instance indices.
+
+        Returns
+        -------
+        ndarray
+            A len(rows) x len(cols) float32 array.
+        """
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         cols = np.ascontiguousarray(cols, dtype=np.int64)
         if self.gram is not None:
@@ -180,7 +304,20 @@ class KernelMatrix:
     def times(self, rows, cols, weights) -> np.ndarray:
         """K[rows][:, cols] @ weights (a vector or columns) in float64, from the float32 values.
 
-        Read straight from the Gram matrix, else in row slabs of bounded memory.
+        Read straight from the Gram matrix, else in row slabs of bounded memory; each row is
+        summed in column order (``gathered_times``) in every mode.
+
+        Parameters
+        ----------
+        rows, cols : array-like of int
+            Global instance indices.
+        weights : array-like
+            A vector, or columns, aligned with ``cols``.
+
+        Returns
+        -------
+        ndarray
+            One value, or one row of values, per row.
         """
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         cols = np.ascontiguousarray(cols, dtype=np.int64)
@@ -199,18 +336,33 @@ class KernelMatrix:
         return out.reshape((rows.size,) + weights.shape[1:])
 
     def decision_signs(self, rows, cols, weights, offset: float) -> np.ndarray:
-        """+1 where K[rows][:, cols] @ weights - offset > 0, else -1 (int8), with K in double
-        precision as ``times_float64``: the signs LibSVM's prediction gives, bit for bit.
+        """The sign of K[rows][:, cols] @ weights - offset, bit for bit as LibSVM predicts it.
+
+        +1 where the sum is > 0, else -1, with K in double precision as ``times_float64``.
 
         With a Gram matrix, the sums are first taken over its float32 values, which already
-        hold every test-versus-train value: a full round's prediction then reads memory instead
-        of recomputing n_test x n_sv kernel values (1.1-1.3 s a round on full Adult). A sign
-        taken from float32 values is kept only where it is certain: the float32 values differ
-        from the double ones by at most ``FLOAT32_SIGN_SLACK`` of their sum of |weight| x K, and
-        each double sum by m rounding units. When any row's sum lies within that of zero, the
-        whole call is summed in double precision: the double sums' last bits depend on the rows
-        BLAS multiplies together, so re-summing only the uncertain rows could flip a sign that is
-        within a rounding unit of zero.
+        hold every test-versus-train value: a round's prediction then reads memory instead of
+        recomputing n_test x n_sv kernel values. A sign taken from float32 values is kept only
+        where it is certain: the float32 values differ from the double ones by at most
+        ``FLOAT32_SIGN_SLACK`` of their sum of |weight| x K, and each double sum by len(cols) + 2
+        rounding units. When any row's sum lies within that of zero, the whole call is summed in double
+        precision: the double sums' last bits depend on the rows BLAS multiplies together, so
+        re-summing only the uncertain rows could flip a sign that is within a rounding unit of
+        zero.
+
+        Parameters
+        ----------
+        rows, cols : array-like of int
+            Global instance indices (in prediction, the test instances and the support vectors).
+        weights : array-like
+            A vector aligned with ``cols`` (in prediction, y_j alpha_j).
+        offset : float
+            Subtracted from each sum (in prediction, rho).
+
+        Returns
+        -------
+        ndarray
+            +1 or -1 (int8) per row.
         """
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         cols = np.ascontiguousarray(cols, dtype=np.int64)
@@ -229,7 +381,20 @@ class KernelMatrix:
         return np.where(decision > 0, 1, -1).astype(np.int8)
 
     def times_float64(self, rows, cols, weights) -> np.ndarray:
-        """K[rows][:, cols] @ weights with K in double precision, as LibSVM predicts."""
+        """K[rows][:, cols] @ weights with K in double precision, as LibSVM predicts.
+
+        Parameters
+        ----------
+        rows, cols : array-like of int
+            Global instance indices.
+        weights : array-like
+            A vector, or columns, aligned with ``cols``.
+
+        Returns
+        -------
+        ndarray
+            One value, or one row of values, per row (``kernel_cross_times``).
+        """
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
         bits, by_distance = self.compact_rows.bits, self.compact_rows.by_distance

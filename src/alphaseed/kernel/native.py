@@ -25,8 +25,7 @@ def popcount(typingctx, word):
 # two-register permutation (vpermi2ps), where the processor has it: the compiler turns
 # table[d[k]] into one scalar load a value, and gathers are slow on AMD. So is a longer table
 # whose float32 values are 0.0 from this many on (the kernel falls with the distance), with
-# distances clamped to its last entry (Webdata's 229 entries at gamma = 7.8125 are 0.0 from
-# distance 14 on).
+# distances clamped to its last entry: at a large gamma most of a long table is such zeros.
 PERMUTED_TABLE = 32
 
 

@@ -37,14 +37,37 @@ def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
     """K(Xa, Xb) @ weights with K in float64, in row slabs of bounded memory (prediction).
 
     Prediction keeps double precision, as LibSVM's svm_predict does: with K close to 1
-    everywhere, float32 values would collapse every decision value onto -rho. ``binary``
-    (bit sets of Xa and Xb, and ``kernel_by_distance``) looks the values up instead: the same
-    doubles, so the same sums.
+    everywhere, float32 values would collapse every decision value onto -rho.
+
+    Parameters
+    ----------
+    Xa : ndarray
+        Dense float64 rows: the instances to predict.
+    sqa : ndarray
+        Their squared norms (``squared_norms``).
+    Xb : ndarray
+        Dense float64 rows: the support vectors.
+    sqb : ndarray
+        Their squared norms.
+    gamma : float
+        The kernel's gamma.
+    weights : ndarray
+        The float64 weights, a vector or columns aligned with the rows of Xb.
+    use_blas : bool
+        Take the dot products from BLAS, only where that is exact (``blas_dots_are_exact``).
+    binary : tuple, optional
+        (bit sets of Xa, bit sets of Xb, ``kernel_by_distance``'s table): look the values up
+        instead, the same doubles, so the same sums.
+
+    Returns
+    -------
+    ndarray
+        One value, or one row of values, per row of Xa.
     """
     out = np.zeros((Xa.shape[0],) + weights.shape[1:])
     slab = max(1, CROSS_SLAB_BYTES // (8 * max(Xb.shape[0], 1)))
-    # One slab's memory serves every slab that is not a BLAS product: a fresh one each time paid
-    # the first touch of its pages again (up to 128 MB a slab).
+    # One slab's memory serves every slab that is not a BLAS product: a fresh one each time would
+    # pay the first touch of its pages again.
     buffer = None if use_blas and binary is None else np.empty((min(slab, Xa.shape[0]), Xb.shape[0]))
     for start in range(0, Xa.shape[0], slab):
         rows = slice(start, start + slab)
@@ -55,18 +78,16 @@ def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
         else:
             K = blas_dots(Xa[rows], Xb) if use_blas else buffer[:Xa[rows].shape[0]]
             _cross_rows(K, Xa[rows], sqa[rows], Xb, sqb, gamma, use_blas)
-        # On one thread: a slab's product is small (below PARALLEL_BLAS_WORK), and BLAS's threads
-        # spun against the solver's (full Adult, 2 threads, 1 chain: prediction 4.6 s against
-        # 0.39 s at 1 thread); it then sums each row the same way at any thread count.
+        # On one thread: a slab's product is small (below PARALLEL_BLAS_WORK), where BLAS's threads
+        # spin against the solver's; it then also sums each row the same way at any thread count.
         with blas_threads(K.size):
             out[rows] = K @ weights
     return out
 
 
 # Rows gathered_times sums at once: each sum waits on its last addition (and summed into out,
-# on its last store), so four independent sums keep the processor busy where one left it
-# waiting. A round's prediction on a 20,000 MNIST sample (2,000 x 18,000 values from the Gram
-# matrix): 108 -> 23 ms.
+# on its last store), so four independent sums, kept in registers, keep the processor busy
+# where one would leave it waiting.
 GATHER_ROWS = 4
 
 
@@ -76,6 +97,22 @@ def gathered_times(K, rows, cols, weights):
 
     One summation order for every kernel mode (the Gram matrix, or a block read from a cache),
     so carried gradients and seeds are identical across modes and thread counts.
+
+    Parameters
+    ----------
+    K : ndarray
+        The float32 kernel values: the Gram matrix, or a block of it.
+    rows : ndarray
+        The int64 indices of K's rows to sum.
+    cols : ndarray
+        The int64 indices of K's columns, aligned with the rows of ``weights``.
+    weights : ndarray
+        The float64 columns of weights, one row per column index.
+
+    Returns
+    -------
+    ndarray
+        len(rows) x weights.shape[1] float64 sums.
     """
     n = rows.shape[0]
     out = np.zeros((n, weights.shape[1]))

@@ -32,11 +32,28 @@ BUDGET = N_COUNTS
 PREV, NEXT = 0, 1
 
 RowCache = namedtuple("RowCache", ["rows", "valid_len", "lru", "counts"])
-RowCache.__doc__ = "An LRU cache of float32 kernel rows (see the module doc for its members)."
+RowCache.__doc__ = """An LRU cache of float32 kernel rows, as LibSVM's ``Cache`` (``new_cache`` makes one).
+
+Four members, because every compiled call the cache is passed through counts a reference to
+each (see the module doc).
+
+Parameters
+----------
+rows : numba.typed.List
+    Each key's float32 row, empty when not cached.
+valid_len : ndarray
+    How many of each key's first values are computed (int64).
+lru : ndarray
+    The circular LRU list's PREV and NEXT links (int64, 2 x (keys + 1)), the sentinel at index
+    ``keys``.
+counts : ndarray
+    The running counts (int64: REQUESTS, HITS, ...) and, at ``BUDGET``, the budget left in values.
+"""
 
 
 @njit(cache=True, nogil=True)
 def _empty_rows(keys):
+    """A typed List of ``keys`` empty float32 rows."""
     rows = List()
     empty = np.empty(0, dtype=np.float32)   # never written: one serves every key
     for _ in range(keys):
@@ -83,12 +100,14 @@ def cache_together(rows, rest):
 
 @njit(cache=True, nogil=True)
 def _lru_unlink(lru, s):
+    """Take key s out of the LRU list."""
     lru[NEXT, lru[PREV, s]] = lru[NEXT, s]
     lru[PREV, lru[NEXT, s]] = lru[PREV, s]
 
 
 @njit(cache=True, nogil=True)
 def _lru_push_mru(lru, s):
+    """Put key s at the most recently used end of the LRU list, just before the sentinel."""
     head = lru.shape[1] - 1
     lru[NEXT, s] = head
     lru[PREV, s] = lru[PREV, head]
@@ -128,6 +147,7 @@ def acquire(cache, key, length):
 
 @njit(cache=True, nogil=True)
 def count_request(counts, start, length):
+    """Count a request for a row's first ``length`` values, of which ``start`` are computed."""
     counts[REQUESTS] += 1
     if start >= length:
         counts[HITS] += 1

@@ -31,14 +31,27 @@ PARALLEL_ROW_WORK = 1 << 16
 PARALLEL_ROW_CHUNK = 256
 
 RowSource = namedtuple("RowSource", ["kind", "gram", "shared", "every", "ones", "scratch", "compact"])
-RowSource.__doc__ = """A kernel's row source; the members a kind does not use are empty, so every kind
-has one compiled type.
+RowSource.__doc__ = """Where a row cache's missing values come from (``KernelMatrix.source``).
 
-``kind``: COMPUTE, GRAM, SHARED or IN_ORDER; ``gram``: the Gram matrix (GRAM); ``shared``: the
-cache of full rows (SHARED), with ``every`` (0..n-1) and ``ones`` the positions and signs its
-rows are computed over; ``scratch``: one solver's room for a row's int32 distances (IN_ORDER)
-or a copied Gram row (GRAM), int64 for one type; ``compact``: X's ``CompactRows``, in the
-solver's position order for IN_ORDER.
+The members a kind does not use are empty, so every kind has one compiled type.
+
+Parameters
+----------
+kind : int
+    COMPUTE, GRAM, SHARED or IN_ORDER.
+gram : ndarray
+    The float32 Gram matrix (GRAM).
+shared : RowCache
+    The cache of full rows of K, keyed by global instance index (SHARED).
+every : ndarray
+    The positions 0..n-1 (int64) the shared cache's rows are computed over (SHARED).
+ones : ndarray
+    The signs, all 1.0, the shared cache's rows are computed with (SHARED).
+scratch : ndarray
+    One solver's room for a row's int32 distances (IN_ORDER) or a copied Gram row (GRAM),
+    int64 so that every kind has one type.
+compact : CompactRows
+    X's compact rows, in the solver's position order for IN_ORDER.
 """
 
 
@@ -128,6 +141,7 @@ def source_swap(source, i, j):
 # distances: half the passes over the distances, twice the lanes.
 @njit(cache=True, nogil=True)
 def _bits_in_order_serial(out, bits, by_distance, distance, row_words, sign, y, start, stop):
+    """``_bits_in_order`` over positions [start, stop) on one thread."""
     d = distance[start:stop]
     words = bits.shape[0]
     if words % 2:
@@ -149,6 +163,7 @@ def _bits_in_order_serial(out, bits, by_distance, distance, row_words, sign, y, 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _bits_in_order_parallel(out, bits, by_distance, distance, row_words, sign, y, start, stop):
+    """``_bits_in_order_serial`` in chunks of PARALLEL_ROW_CHUNK positions, in parallel."""
     for t in prange((stop - start + PARALLEL_ROW_CHUNK - 1) // PARALLEL_ROW_CHUNK):
         first = start + t * PARALLEL_ROW_CHUNK
         _bits_in_order_serial(out, bits, by_distance, distance, row_words, sign, y, first,
@@ -180,6 +195,7 @@ def _fill_serial(out, X, sqnorm, gamma, gidx, y, g, sign, start, stop, compact):
 
 @njit(cache=True, nogil=True, parallel=True)
 def _fill_parallel(out, X, sqnorm, gamma, gidx, y, g, sign, start, stop, compact):
+    """``_fill_serial`` in chunks of PARALLEL_ROW_CHUNK positions, in parallel."""
     for t in prange((stop - start + PARALLEL_ROW_CHUNK - 1) // PARALLEL_ROW_CHUNK):
         first = start + t * PARALLEL_ROW_CHUNK
         _fill_serial(out, X, sqnorm, gamma, gidx, y, g, sign, first,
@@ -188,6 +204,7 @@ def _fill_parallel(out, X, sqnorm, gamma, gidx, y, g, sign, start, stop, compact
 
 @njit(cache=True, nogil=True)
 def _compute(out, X, sqnorm, gamma, gidx, y, g, sign, start, stop, compact):
+    """``_fill_serial``'s values, in parallel where the row is long enough to pay for threads."""
     # Multiply-adds per value: a row's words or non-zeros (on average) in a compact form, else
     # its features (dense, or int16 rows at about the same cost).
     if compact.bits.shape[0]:
@@ -221,8 +238,8 @@ def _gathered(out, g, sign, X, sqnorm, gamma, gidx, y, source, start, stop):
 
     A Gram row is first copied into the solver's scratch (``solver_source``): read in order, it
     streams from memory, while gathered in the order of ``gidx`` (shuffled by shrinking) each
-    value waits for a cache line of its own. The copy is a loop: through a slice of the
-    scratch's float32 view it was no faster than no copy."""
+    value waits for a cache line of its own. The copy is an explicit loop: a slice assignment
+    through the scratch's float32 view gains nothing over no copy."""
     if source.kind == GRAM:
         row = source.scratch.view(np.float32)
         gram_row = source.gram[g]
@@ -271,6 +288,7 @@ def outside_row(out, g, row_words, sign, X, sqnorm, gamma, gidx, y, source):
 
 @njit(cache=True, nogil=True)
 def _shared_block(X, sqnorm, gamma, shared_rows, source_rest, rows, cols):
+    """``shared_block`` in compiled code, the source taken apart (``source_apart``)."""
     source = source_together(shared_rows, source_rest)
     out = np.empty((rows.shape[0], cols.shape[0]), dtype=np.float32)
     for a in range(rows.shape[0]):

@@ -32,8 +32,9 @@ from ..errors import SolverInputError
 from .native import popcount
 
 # Exact data beyond int16 (see SMALL_INT_MAX) with at most this share of non-zero features take
-# sparse rows (see compact_rows). A sparse product costs 3-4 dense (vectorised float64)
-# multiply-adds per non-zero: an indirect load, a trip count that varies by row.
+# sparse rows (see compact_rows). A sparse product costs several dense (vectorised float64)
+# multiply-adds per non-zero (an indirect load, a trip count that varies by row), so it pays
+# only on rows this sparse.
 SPARSE_DENSITY = 0.25
 # Binary data of at most this many features take bit-set rows (see compact_rows): a distance
 # is then d / 64 XOR-and-popcount steps with a fixed trip count, and K a table lookup instead
@@ -46,15 +47,47 @@ SMALL_INT_MAX = 32767
 CompactRows = namedtuple("CompactRows", ["indptr", "indices", "data", "bits", "by_distance", "small"])
 CompactRows.__doc__ = """X's rows in the form its kernel rows are computed from (``compact_rows``).
 
-``indptr``, ``indices``, ``data``: CSR arrays of sparse data; ``bits``: binary rows as uint64
-words, with ``by_distance`` the kernel at each distance (``kernel_by_distance``); ``small``: X
-as int16. The members a form does not use are empty, so every form has one compiled type.
+The members a form does not use are empty, so every form has one compiled type.
+
+Parameters
+----------
+indptr : ndarray
+    The CSR row pointers (int64) of sparse data.
+indices : ndarray
+    The CSR column indices (int64) of sparse data, sorted within each row.
+data : ndarray
+    The CSR values (float64) of sparse data.
+bits : ndarray
+    Binary rows as uint64 words, one row of words per instance.
+by_distance : ndarray
+    The float64 kernel value at each squared distance of two binary rows (``kernel_by_distance``).
+small : ndarray
+    X as int16.
 """
 
 
 
 def dense_features(X) -> np.ndarray:
-    """Return X as a C-contiguous float64 dense array (CSR input is densified)."""
+    """Return X as a C-contiguous float64 dense array (CSR input is densified).
+
+    Every kernel mode computes from the same dense float64 copy, so values never depend on the
+    input's format.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix
+        The features, one row per instance.
+
+    Returns
+    -------
+    ndarray
+        The dense features.
+
+    Raises
+    ------
+    SolverInputError
+        When X is not 2-D or holds NaN or infinity.
+    """
     if sp.issparse(X):
         X = X.toarray()
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -67,6 +100,21 @@ def dense_features(X) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def squared_norms(X):
+    """||x_i||^2 of every row, summed in float64 in feature order.
+
+    Kernel values computed from dot products take their distance ||x||^2 + ||z||^2 - 2 x.z with
+    these, so every caller uses the same doubles.
+
+    Parameters
+    ----------
+    X : ndarray
+        A 2-D float64 array, one instance a row.
+
+    Returns
+    -------
+    ndarray
+        The n squared norms, float64.
+    """
     n, d = X.shape
     out = np.empty(n, dtype=np.float64)
     for i in range(n):
@@ -80,8 +128,19 @@ def squared_norms(X):
 def blas_dots_are_exact(*arrays: np.ndarray) -> bool:
     """Whether every dot product between rows of these arrays is exact in any order.
 
-    Integer values make every product and partial sum an integer; each is bounded by
+    Only then may a BLAS product or a compact form stand in for the dense loop: integer values
+    make every product and partial sum an integer; each is bounded by
     sum_f |x_f z_f| <= ||x|| ||z|| <= the largest squared norm, so below 2**53 all are exact.
+
+    Parameters
+    ----------
+    *arrays : ndarray
+        2-D float64 arrays with the same number of columns.
+
+    Returns
+    -------
+    bool
+        True when every value is an integer and every squared norm is below 2**53.
     """
     largest = 0.0
     for A in arrays:
@@ -160,6 +219,7 @@ def kernel_by_distance(features, gamma):
 # compiled function serves every caller, so every caller sees identical kernel values.
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def row_dot(A, i, B, j):
+    """x_i.x_j of row i of A and row j of B, dense, in float64."""
     s = 0.0
     for f in range(A.shape[1]):
         s += A[i, f] * B[j, f]
@@ -198,15 +258,17 @@ def bit_distance(bits_a, i, bits_b, j):
 
 @njit(cache=True, nogil=True)
 def gaussian_from_dot(sq_a, sq_b, dot, gamma):
+    """exp(-gamma ||a - b||^2) in float64 from the squared norms and the dot product; a distance
+    that rounding leaves below 0 counts as 0."""
     dist = sq_a + sq_b - 2.0 * dot
     if dist < 0.0:
         dist = 0.0
     return np.exp(-gamma * dist)
 
 
-# Rows of K are computed a segment per call: a function called once per value was not inlined
-# (its inlined dot product made it too large) and its arrays were reference-counted at every
-# call, which cost more than the value itself.
+# Rows of K are computed a segment per call: a function called once per value is not inlined
+# (its inlined dot product makes it too large) and its arrays are reference-counted at every
+# call, which costs more than the value itself.
 @njit(cache=True, nogil=True)
 def kernel_values(out, X, sqnorm, gamma, i, cols, rows):
     """out[b] = K(x_i, x_cols[b]), computed in float64 and stored in out's dtype; from the

@@ -31,7 +31,18 @@ PLAIN_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
 def find_repo_root(start: Path) -> Path | None:
-    """The nearest folder at or above ``start`` that holds the config schema, if any."""
+    """The nearest folder at or above ``start`` that holds the config schema, if any.
+
+    Parameters
+    ----------
+    start : Path
+        Where to start looking (resolved first, so a relative path works).
+
+    Returns
+    -------
+    Path or None
+        The checkout's root, or None when no folder up to the file system's root has the schema.
+    """
     start = start.resolve()
     for folder in (start, *start.parents):
         if (folder / SCHEMA_RELATIVE_PATH).is_file():
@@ -40,6 +51,7 @@ def find_repo_root(start: Path) -> Path | None:
 
 
 def _repo_root_for(config_path: Path | None) -> Path:
+    """The checkout of ``config_path`` (or of the working directory), else of the installed package."""
     # The config file a user passes sits in (or below) its checkout; the package's own location
     # is the fallback for callers that hand over a config file kept elsewhere.
     candidates = [config_path.parent] if config_path is not None else [Path.cwd()]
@@ -55,7 +67,25 @@ def _repo_root_for(config_path: Path | None) -> Path:
 
 
 def schema_path(config_path: str | os.PathLike | None = None) -> Path:
-    """The config schema that belongs to ``config_path`` (or to the current checkout)."""
+    """The config schema that belongs to ``config_path`` (or to the current checkout).
+
+    Parameters
+    ----------
+    config_path : str or os.PathLike, optional
+        A config file; its checkout's schema is the one it is validated with. None: the checkout
+        holding the working directory.
+
+    Returns
+    -------
+    Path
+        ``workflow/schemas/config.schema.yaml`` of that checkout, else the one above the installed
+        package.
+
+    Raises
+    ------
+    ConfigError
+        If neither lies in a checkout.
+    """
     return (
         _repo_root_for(Path(config_path) if config_path is not None else None)
         / SCHEMA_RELATIVE_PATH
@@ -63,6 +93,7 @@ def schema_path(config_path: str | os.PathLike | None = None) -> Path:
 
 
 def _merge(base: dict, overrides: dict) -> dict:
+    """``base`` with ``overrides`` applied: nested dicts merge key by key, anything else replaces."""
     merged = dict(base)
     for key, value in overrides.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
@@ -73,11 +104,34 @@ def _merge(base: dict, overrides: dict) -> dict:
 
 
 def _key_of(error: ValidationError) -> str:
+    """The dotted path of the key ``error`` is about, as the messages name keys."""
     return ".".join(str(part) for part in error.absolute_path) or "<top level>"
 
 
 def validate_config(config: dict, schema: str | os.PathLike) -> dict:
-    """Validate ``config`` against ``schema`` in place, filling in defaults; returns it."""
+    """Validate ``config`` against ``schema`` in place, filling in defaults; returns it.
+
+    After the schema, the checks it cannot express: every number finite, no k or subsample larger
+    than the dataset's stated size, searches that point at a dataset and have usable ranges, and
+    scale bounds in order.
+
+    Parameters
+    ----------
+    config : dict
+        The configuration as read from YAML; defaults are filled into it.
+    schema : str or os.PathLike
+        The JSON Schema file (YAML) to validate with, the one the Snakefile uses.
+
+    Returns
+    -------
+    dict
+        ``config`` itself, validated and completed.
+
+    Raises
+    ------
+    ConfigError
+        Naming the offending key and, for a cross-key rule of the schema, the rule's description.
+    """
     try:
         validate(config, str(schema))
     except WorkflowError as error:
@@ -96,6 +150,7 @@ def validate_config(config: dict, schema: str | os.PathLike) -> dict:
 
 
 def _check_scales(config: dict) -> None:
+    """Each dataset's ``scale``, if any, has ``lower`` below ``upper``."""
     for name, entry in config["datasets"].items():
         scale = entry.get("scale")
         if scale is not None and not scale["lower"] < scale["upper"]:
@@ -192,8 +247,22 @@ def load_config(
 ) -> dict:
     """Read a config file, apply ``overrides`` (nested dicts merge), validate, fill defaults.
 
-    ``path`` defaults to ``config.yaml`` of the checkout containing the working directory.
-    Raises ``ConfigError`` naming the offending key.
+    Parameters
+    ----------
+    path : str or os.PathLike, optional
+        The config file; defaults to ``config.yaml`` of the checkout containing the working directory.
+    overrides : dict, optional
+        Keys to set over the file's (as ``snakemake --config`` does), validated with them.
+
+    Returns
+    -------
+    dict
+        The validated configuration with defaults filled in.
+
+    Raises
+    ------
+    ConfigError
+        If the file cannot be read, is not a YAML mapping or is invalid; the message names the key.
     """
     if path is None:
         path = _repo_root_for(None) / CONFIG_FILE_NAME
@@ -217,8 +286,21 @@ def load_config(
 def url_file_name(url: str) -> str:
     """The last part of a URL's path: the name a download is stored under.
 
-    Refuses a URL whose last part could not be one plain file name (``..``, empty, a query):
-    it becomes a path under ``data_dir/downloads``.
+    Parameters
+    ----------
+    url : str
+        A dataset's ``url``.
+
+    Returns
+    -------
+    str
+        Its last path component (a trailing ``/`` ignored).
+
+    Raises
+    ------
+    ConfigError
+        If that part could not be one plain file name (``..``, empty, a query): it becomes a
+        path under ``data_dir/downloads``, which must not lead elsewhere.
     """
     name = url.rstrip("/").rsplit("/", 1)[-1]
     if not PLAIN_FILE_NAME.fullmatch(name):
@@ -229,7 +311,19 @@ def url_file_name(url: str) -> str:
 
 
 def mirror_file_name(entry: dict) -> str | None:
-    """Base name of a dataset in the mirror folder: ``mirror_file``, else derived from ``url``."""
+    """Base name of a dataset in the mirror folder: ``mirror_file``, else derived from ``url``.
+
+    Parameters
+    ----------
+    entry : dict
+        The dataset's config entry.
+
+    Returns
+    -------
+    str or None
+        ``mirror_file``, else the URL's file name without its compression suffix (the mirror may
+        hold the file plain or compressed), else None for an entry with neither key.
+    """
     if "mirror_file" in entry:
         return entry["mirror_file"]
     if "url" not in entry:
@@ -241,7 +335,25 @@ def mirror_file_name(entry: dict) -> str | None:
 
 
 def dataset_entry(config: dict, name: str) -> dict:
-    """The config entry of dataset ``name``, with its label mapping checked."""
+    """The config entry of dataset ``name``, with its label mapping checked.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    name : str
+        A key of its ``datasets``.
+
+    Returns
+    -------
+    dict
+        The dataset's entry.
+
+    Raises
+    ------
+    ConfigError
+        If there is no such dataset, or a raw label is listed as both positive and negative.
+    """
     datasets = config.get("datasets", {})
     if name not in datasets:
         known = ", ".join(sorted(datasets)) or "none"

@@ -2,14 +2,12 @@
 
 ``prepare_dataset(name, config)`` turns a config entry into ``{data_dir}/processed/{name}.npz``:
 
-1. locate the source file: the entry's ``path``; else the mirror folder (``config["mirror"]`` or
-   the environment variable ``ALPHASEED_DATA_MIRROR``) holding ``mirror_file`` as is or with
-   ``.xz``, ``.bz2`` or ``.gz`` appended; else the ``url``, downloaded to
-   ``{data_dir}/downloads/`` (time-out, retries, progress bar, atomic rename);
+1. locate the source file: the entry's ``path``; else ``mirror_file`` (as is, or with ``.xz``, ``.bz2`` or
+   ``.gz``) in the mirror folder (``config["mirror"]`` or ``$ALPHASEED_DATA_MIRROR``); else the ``url``,
+   downloaded to ``{data_dir}/downloads/`` (time-out, retries, progress bar, atomic rename);
 2. parse it with scikit-learn's ``load_svmlight_file`` (decompressing on the fly);
-3. apply the entry's transform (``scale``: LIBSVM's svm-scale, see ``svm_scale``), map the raw
-   labels to +1/-1 and verify the instance count, the largest feature index, the label counts
-   and the content fingerprint, all of the content as prepared, against the entry;
+3. apply the entry's transform (``scale``: svm-scale, see ``svm_scale``), map the raw labels to +1/-1 and
+   verify the content as prepared against the entry: instance count, largest index, label counts, fingerprint;
 4. write the arrays atomically.
 
 A failure at any step raises a ``DatasetError`` subclass and leaves nothing of the dataset in
@@ -57,22 +55,55 @@ _DOWNLOAD_CHUNK = 1 << 20
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
-# --- where things are -------------------------------------------------------------------------
-
-
 def processed_path(name: str, config: dict) -> Path:
-    """Where the converted arrays of dataset ``name`` live."""
+    """Where the converted arrays of dataset ``name`` live.
+
+    Parameters
+    ----------
+    name : str
+        The dataset's name.
+    config : dict
+        The configuration (its ``data_dir``).
+
+    Returns
+    -------
+    Path
+        ``{data_dir}/processed/{name}.npz``.
+    """
     return Path(config["data_dir"], "processed", f"{name}.npz")
 
 
 def mirror_folder(config: dict) -> Path | None:
-    """The mirror folder: ``config["mirror"]``, else ``$ALPHASEED_DATA_MIRROR``, else None."""
+    """The mirror folder: ``config["mirror"]``, else ``$ALPHASEED_DATA_MIRROR``, else None.
+
+    Parameters
+    ----------
+    config : dict
+        The configuration.
+
+    Returns
+    -------
+    Path or None
+        The folder named (not checked to exist).
+    """
     folder = config.get("mirror") or os.environ.get(MIRROR_ENV)
     return Path(folder) if folder else None
 
 
 def find_in_mirror(folder: Path, base_name: str) -> Path | None:
-    """The copy of ``base_name`` in ``folder``, stored plain or compressed, if there is one."""
+    """The copy of ``base_name`` in ``folder``, stored plain or compressed, if there is one.
+
+    Parameters
+    ----------
+    folder : Path
+        The mirror folder.
+    base_name : str
+        The file's name without a compression suffix (``mirror_file_name``).
+
+    Returns
+    -------
+    Path or None
+    """
     for suffix in ("", *COMPRESSION_SUFFIXES):
         candidate = folder / f"{base_name}{suffix}"
         if candidate.is_file():
@@ -83,8 +114,17 @@ def find_in_mirror(folder: Path, base_name: str) -> Path | None:
 def open_decompressed(path: Path):
     """Open a file for binary reading, decompressing it according to its suffix.
 
-    A leading UTF-8 byte order mark (left by some editors) is skipped, so the first label
-    parses; it carries no content.
+    A leading UTF-8 byte order mark (left by some editors; no content) is skipped so the first label parses.
+
+    Parameters
+    ----------
+    path : Path
+        A plain, ``.xz``, ``.bz2`` or ``.gz`` file.
+
+    Returns
+    -------
+    file object
+        Open for binary reading; the caller closes it.
     """
     handle = _OPENERS.get(path.suffix, open)(path, "rb")
     try:
@@ -96,11 +136,25 @@ def open_decompressed(path: Path):
     return handle
 
 
-# --- fetching ---------------------------------------------------------------------------------
-
-
 def download(url: str, target: Path, timeout_s: float = 60, retries: int = 3) -> Path:
-    """Stream ``url`` into ``target`` (atomically), retrying failed attempts with a pause."""
+    """Stream ``url`` into ``target`` (atomically), retrying failed attempts with a pause.
+
+    Parameters
+    ----------
+    url : str
+        The file to fetch.
+    target : Path
+        Where to store it; only a transfer that completes is renamed to it.
+    timeout_s : float, default 60
+        Time-out of each attempt's connection and reads, in seconds.
+    retries : int, default 3
+        Attempts after the first, none after an HTTP 4xx; then ``DownloadError``, which suggests a mirror.
+
+    Returns
+    -------
+    Path
+        ``target``.
+    """
     errors = []
     for attempt in range(retries + 1):
         if attempt:
@@ -140,7 +194,20 @@ def _stream(url: str, destination: Path, timeout_s: float) -> None:
 
 
 def locate_source(name: str, config: dict) -> tuple[Path, bool]:
-    """The file to parse for dataset ``name`` and whether it was downloaded into ``data_dir``."""
+    """The file to parse for dataset ``name`` and whether it was downloaded into ``data_dir``.
+
+    Parameters
+    ----------
+    name : str
+        The dataset's name.
+    config : dict
+        The validated configuration.
+
+    Returns
+    -------
+    tuple of (Path, bool)
+        The source file, and whether it is a download (the only kind a failed check deletes).
+    """
     entry = dataset_entry(config, name)
     if "path" in entry:
         path = Path(entry["path"])
@@ -168,9 +235,6 @@ def locate_source(name: str, config: dict) -> tuple[Path, bool]:
     if not target.is_file():
         download(entry["url"], target, **config["download"])
     return target, True
-
-
-# --- parsing ----------------------------------------------------------------------------------
 
 
 def _significant_lines(path: Path):
@@ -208,6 +272,16 @@ def parse_libsvm(path: str | os.PathLike) -> tuple[sp.csr_matrix, np.ndarray]:
     or too large index, a value or label that is not a finite number, a line not of the form
     ``label index:value ...`` and a file without instances all raise ``MalformedFileError``
     naming the file and, where it can be found, the line.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    tuple of (scipy.sparse.csr_matrix, ndarray)
+        float64 features, one row per instance, and the raw labels (float64) as in the file.
     """
     path = Path(path)
     try:
@@ -239,7 +313,21 @@ def parse_libsvm(path: str | os.PathLike) -> tuple[sp.csr_matrix, np.ndarray]:
 
 
 def map_labels(raw: np.ndarray, mapping: dict, source: str | os.PathLike) -> np.ndarray:
-    """Raw labels to int8 +1/-1 with ``mapping`` ({"positive": [...], "negative": [...]})."""
+    """Raw labels to int8 +1/-1 with ``mapping`` ({"positive": [...], "negative": [...]}).
+
+    Parameters
+    ----------
+    raw : ndarray
+        The labels as parsed.
+    mapping : dict
+        The raw labels that are ``positive`` and those that are ``negative``.
+    source : str or os.PathLike
+        Their file, read again to name the line of a label in neither list (``MalformedFileError``).
+
+    Returns
+    -------
+    ndarray
+    """
     positive = np.isin(raw, mapping["positive"])
     negative = np.isin(raw, mapping["negative"])
     unmapped = ~(positive | negative)
@@ -253,17 +341,25 @@ def map_labels(raw: np.ndarray, mapping: dict, source: str | os.PathLike) -> np.
     return np.where(positive, 1, -1).astype(np.int8)
 
 
-# --- transforms -------------------------------------------------------------------------------
-
-
 def svm_scale(X: sp.spmatrix, lower: float, upper: float) -> sp.csr_matrix:
-    """Every feature scaled linearly to [lower, upper], as LIBSVM's ``svm-scale -l lower -u upper``
-    writes the file.
+    """Every feature scaled linearly to [lower, upper] as LIBSVM's ``svm-scale -l lower -u upper`` writes it.
 
     svm-scale's rules, kept so that raw ``heart`` becomes the official ``heart_scale`` bit for bit:
     the minimum and maximum run over the whole file, an absent value counting as 0; a value
     equal to them becomes exactly lower or upper; a constant feature is left out; and each value
     is rounded to the 6 significant digits that svm-scale prints (``%g``). The shape is kept.
+
+    Parameters
+    ----------
+    X : scipy.sparse.spmatrix
+        The features (scaled as a dense copy).
+    lower, upper : float
+        The interval every feature is mapped onto.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        The scaled features, in ``canonical_csr`` form.
     """
     dense = X.toarray()
     low, high = dense.min(axis=0), dense.max(axis=0)
@@ -277,17 +373,38 @@ def svm_scale(X: sp.spmatrix, lower: float, upper: float) -> sp.csr_matrix:
 
 
 def apply_transform(entry: dict, X: sp.csr_matrix) -> sp.csr_matrix:
-    """The features as the entry's transform leaves them (none: unchanged)."""
+    """The features as the entry's transform leaves them (none: unchanged).
+
+    Parameters
+    ----------
+    entry : dict
+        The dataset's config entry; ``scale`` (``lower``, ``upper``) is the one transform.
+    X : scipy.sparse.csr_matrix
+        The parsed features.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``svm_scale``'s result, or ``X`` itself.
+    """
     if "scale" not in entry:
         return X
     return svm_scale(X, entry["scale"]["lower"], entry["scale"]["upper"])
 
 
-# --- verification -----------------------------------------------------------------------------
-
-
 def canonical_csr(X: sp.spmatrix) -> sp.csr_matrix:
-    """A CSR copy with duplicates summed, explicit zeros dropped and column indices sorted."""
+    """A CSR copy with duplicates summed, explicit zeros dropped and column indices sorted.
+
+    Parameters
+    ----------
+    X : scipy.sparse.spmatrix
+        Any sparse matrix.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        float64, in the one form a matrix has whatever file spelled it, so its arrays can be hashed.
+    """
     X = sp.csr_matrix(X, dtype=np.float64, copy=True)
     X.sum_duplicates()
     X.eliminate_zeros()
@@ -296,12 +413,23 @@ def canonical_csr(X: sp.spmatrix) -> sp.csr_matrix:
 
 
 def fingerprint(raw_labels: np.ndarray, X: sp.spmatrix) -> str:
-    """sha256 of the parsed content, independent of number formatting and explicit zeros.
+    """sha256 (hex) of the parsed content, independent of number formatting and explicit zeros.
 
     The hash runs over these little-endian arrays, in this order:
     raw labels (as in the file, before the +1/-1 mapping) as float64;
     then the CSR matrix from ``canonical_csr``: its shape (rows, largest feature index) as int64,
     ``indptr`` as int64, ``indices`` (zero-based columns) as int32 and ``data`` as float64.
+
+    Parameters
+    ----------
+    raw_labels : ndarray
+        The labels as in the file.
+    X : scipy.sparse.spmatrix
+        The features.
+
+    Returns
+    -------
+    str
     """
     X = canonical_csr(X)
     digest = hashlib.sha256()
@@ -319,7 +447,31 @@ def fingerprint(raw_labels: np.ndarray, X: sp.spmatrix) -> str:
 def verify(
     name: str, entry: dict, X: sp.csr_matrix, raw_labels: np.ndarray, y: np.ndarray, source
 ) -> str:
-    """Check the parsed dataset against its config entry; returns the fingerprint found."""
+    """Check the parsed dataset against its config entry; returns the fingerprint found.
+
+    Parameters
+    ----------
+    name : str
+        The dataset's name, for messages.
+    entry : dict
+        Its config entry: ``n``, ``dim``, ``counts`` and ``fingerprint``, each checked if stated.
+    X : scipy.sparse.csr_matrix
+        The features as prepared (after the entry's transform).
+    raw_labels, y : ndarray
+        The labels as in the file (the fingerprint's) and as mapped to +1/-1 (the counts').
+    source : str or os.PathLike
+        The file parsed, for messages.
+
+    Returns
+    -------
+    str
+        The fingerprint found; logged, to be pinned in config.yaml, if the entry has none.
+
+    Raises
+    ------
+    VerificationError
+        At the first stated figure that differs, naming it, the source and both values.
+    """
     found_fingerprint = fingerprint(raw_labels, X)
     checks = [
         ("instance count", entry.get("n"), X.shape[0]),
@@ -349,11 +501,21 @@ def verify(
     return found_fingerprint
 
 
-# --- conversion and loading -------------------------------------------------------------------
-
-
 def prepare_dataset(name: str, config: dict) -> Path:
-    """Fetch, parse, verify and convert dataset ``name``; returns the processed file's path."""
+    """Fetch, parse, verify and convert dataset ``name``; returns the processed file's path.
+
+    Parameters
+    ----------
+    name : str
+        The dataset's name.
+    config : dict
+        The validated configuration.
+
+    Returns
+    -------
+    Path
+        ``processed_path(name, config)``, written atomically.
+    """
     entry = dataset_entry(config, name)
     source, downloaded = locate_source(name, config)
     log.info("dataset %s: parsing %s", name, source)
@@ -401,9 +563,22 @@ def load_dataset(
 ) -> tuple[sp.csr_matrix, np.ndarray]:
     """Features (CSR, float64) and labels (float64, +1/-1) of a dataset.
 
-    A dataset name loads ``{data_dir}/processed/{name}.npz``, preparing it first if it is
-    missing (``config`` defaults to the checkout's config.yaml). Anything else is the path of a
-    LibSVM-format file, parsed directly; its labels must be +1/-1 unless ``labels`` maps them.
+    A dataset name loads ``{data_dir}/processed/{name}.npz``, preparing it first if it is missing, and refuses
+    it if its stored fingerprint is not the entry's; anything else is the path of a LibSVM-format file.
+
+    Parameters
+    ----------
+    name_or_path : str or os.PathLike
+        A dataset name (a ``str`` that is an identifier and no existing file) or a file's path.
+    config : dict, optional
+        The configuration, for a name; defaults to the checkout's config.yaml.
+    labels : dict, optional
+        A file's label mapping (as ``map_labels``'); by default its labels must be +1/-1.
+
+    Returns
+    -------
+    tuple of (scipy.sparse.csr_matrix, ndarray)
+        Features (float64) and labels (float64, +1/-1).
     """
     text = os.fspath(name_or_path)
     if isinstance(name_or_path, str) and DATASET_NAME.fullmatch(text) and not Path(text).is_file():

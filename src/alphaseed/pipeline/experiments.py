@@ -9,8 +9,8 @@ tables it feeds: ``paper`` (the default) the paper's, any other its own tables b
 
 Each job also has an expected time (``expected_seconds``, Snakemake's ``runtime``) from a small
 cost model: the seconds of one round measured at full size or on subsamples, grown as a power of
-the training-set size, times the rounds the job runs (``COSTS`` says where each figure comes
-from); ``plan_summary`` adds them up for the dry run.
+the training-set size, times the rounds the job runs (docs/benchmarks/measured/pipeline.md says
+where each figure of ``COSTS`` comes from); ``plan_summary`` adds them up for the dry run.
 """
 
 from __future__ import annotations
@@ -29,6 +29,24 @@ PAPER_STUDY = "paper"
 
 @dataclass(frozen=True)
 class Job:
+    """One cross-validation job: a dataset, k, method and kernel mode, with the settings it runs at.
+
+    Parameters
+    ----------
+    dataset : str
+        The dataset's name in the config.
+    k : str
+        The number of folds as text (``"10"``) or ``"loo"``, as the run record's path spells it.
+    method : str
+        ``libsvm``, ``cold`` or a seeder's name.
+    kernel_mode : str
+        Our solver's kernel mode (``cache``, ``gram``, ...); LibSVM has none of ours.
+    subsample : int or None
+        The size of the stratified subsample, or None for the whole dataset.
+    max_rounds : int or None
+        The rounds to run before the rest is estimated, or None for all.
+    """
+
     dataset: str
     k: str  # "10" or "loo": the spelling of the run record's path
     method: str
@@ -38,19 +56,42 @@ class Job:
 
     @property
     def stem(self) -> str:
-        # LibSVM has no kernel mode of ours; every other method names its mode.
+        """The run record's file name without ``.json``: the method and, but for ``libsvm``, its kernel mode."""
         return self.method if self.method == "libsvm" else f"{self.method}-{self.kernel_mode}"
 
     def record_path(self, run_dir: str | Path) -> Path:
+        """Where the job's run record (or its summary) lives under ``run_dir``.
+
+        Parameters
+        ----------
+        run_dir : str or Path
+            The folder of a profile's run records, or of their summaries.
+
+        Returns
+        -------
+        Path
+            ``{run_dir}/{dataset}/k{k}/{stem}.json``.
+        """
         return Path(run_dir) / self.dataset / f"k{self.k}" / f"{self.stem}.json"
 
 
 def results_root(config: dict) -> Path:
-    """``results_dir/profile``: every output of one profile lives under it."""
+    """``results_dir/profile``: every output of one profile lives under it.
+
+    Parameters
+    ----------
+    config : dict
+        The configuration (``results_dir``, default ``results``; ``profile``, default ``paper``).
+
+    Returns
+    -------
+    Path
+    """
     return Path(config.get("results_dir", "results")) / config.get("profile", "paper")
 
 
 def _max_rounds(experiment: dict, dataset: str, k: str, method: str) -> int | None:
+    """The rounds of the experiment's first ``max_rounds`` rule whose every key matches the job, if any."""
     for rule in experiment.get("max_rounds", []):
         if all(str(rule[key]) == value for key, value in (("dataset", dataset), ("k", k), ("method", method))
                if key in rule):
@@ -59,17 +100,40 @@ def _max_rounds(experiment: dict, dataset: str, k: str, method: str) -> int | No
 
 
 def _subsample(config: dict, experiment: dict, dataset: str) -> int | None:
+    """The experiment's own subsample size of ``dataset``, else the config's, else None."""
     own = experiment.get("subsample", {})
     return own[dataset] if dataset in own else config.get("subsample", {}).get(dataset)
 
 
 def studies(config: dict) -> list[str]:
-    """The studies of the config's experiments, in config order."""
+    """The studies of the config's experiments, in config order.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+
+    Returns
+    -------
+    list of str
+        Each study once; an experiment without ``study`` is the paper's.
+    """
     return list(dict.fromkeys(e.get("study", PAPER_STUDY) for e in config.get("experiments", {}).values()))
 
 
 def study_datasets(config: dict) -> dict[str, set[str]]:
-    """Each study beyond the paper and the datasets only it runs: their runs go to its tables, not the paper's."""
+    """Each study beyond the paper and the datasets only it runs: their runs go to its tables, not the paper's.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+
+    Returns
+    -------
+    dict of str to set of str
+        Study name to the datasets of its experiments that no experiment of the paper runs.
+    """
     datasets: dict[str, set] = {}
     for experiment in config.get("experiments", {}).values():
         datasets.setdefault(experiment.get("study", PAPER_STUDY), set()).update(experiment["datasets"])
@@ -81,6 +145,23 @@ def expand_experiments(config: dict, study: str = PAPER_STUDY) -> dict[str, list
     """Jobs of each table kind of one study, in config order, each job once per kind.
 
     Every experiment is checked, whatever its study: a job shared across studies needs the same settings.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    study : str, default ``"paper"``
+        The study whose jobs are returned.
+
+    Returns
+    -------
+    dict of str to list of Job
+        ``table1``, ``table3`` and ``loo``, each to the jobs of that study's experiments of that kind.
+
+    Raises
+    ------
+    ConfigError
+        If an experiment names an unknown dataset, or two experiments give one job different settings.
     """
     jobs: dict[str, list[Job]] = {kind: [] for kind in TABLE_KINDS}
     seen: dict[tuple, tuple[str, Job]] = {}
@@ -107,7 +188,20 @@ def expand_experiments(config: dict, study: str = PAPER_STUDY) -> dict[str, list
 
 
 def all_jobs(config: dict, study: str | None = None) -> list[Job]:
-    """Every job of one study, or of all studies (None), once."""
+    """Every job of one study, or of all studies (None), once.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    study : str, optional
+        The study; None for all of them.
+
+    Returns
+    -------
+    list of Job
+        Each job once, though it may serve several tables or studies.
+    """
     unique: dict[tuple, Job] = {}
     for name in studies(config) if study is None else [study]:
         for jobs in expand_experiments(config, name).values():
@@ -117,11 +211,39 @@ def all_jobs(config: dict, study: str | None = None) -> list[Job]:
 
 
 def job_size(config: dict, job: Job) -> tuple[int, int]:
-    """(instances, features) of a job's data from its dataset entry; large defaults where the entry has none."""
+    """(instances, features) of a job's data from its dataset entry; large defaults where the entry has none.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    job : Job
+        The job; its subsample, if any, is its instance count.
+
+    Returns
+    -------
+    tuple of (int, int)
+    """
     return dataset_size(config, job.dataset, job.subsample)
 
 
 def dataset_size(config: dict, dataset: str, subsample: int | None) -> tuple[int, int]:
+    """(instances, features) of a dataset as a job sees it, for planning before the data is at hand.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    dataset : str
+        The dataset's name.
+    subsample : int or None
+        The subsample size, which replaces the entry's ``n`` when given.
+
+    Returns
+    -------
+    tuple of (int, int)
+        The instances (``subsample``, else ``n``, else 100,000) and features (``dim``, else 1,000).
+    """
     entry = config["datasets"][dataset]
     return subsample or entry.get("n", 100_000), entry.get("dim", 1_000)
 
@@ -130,7 +252,25 @@ def search_mem_mb(config: dict, dataset: str, k: int, kernel_mode: str, gammas: 
     """Memory a grid-search job (``alphaseed search``) over ``gammas`` columns may take, in MB: one
     kernel at a time, as a cold cross-validation job, and for several gammas in ``gram`` or
     ``auto`` mode the float64 dot products they share, where ``kernel.shared_dots`` would keep
-    them (binary data never do, but the features are not known here)."""
+    them (binary data never do, but the features are not known here).
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration (the dataset's size, its subsample and the solver's ``cache_mb``).
+    dataset : str
+        The dataset searched.
+    k : int
+        The number of folds.
+    kernel_mode : str
+        The search's kernel mode.
+    gammas : int
+        The gamma columns the job runs.
+
+    Returns
+    -------
+    int
+    """
     from ..kernel import default_memory_budget, dots_fit_beside_gram
 
     n, dim = dataset_size(config, dataset, config.get("subsample", {}).get(dataset))
@@ -147,6 +287,23 @@ def job_mem_mb(n: int, dim: int, k: str, method: str, kernel_mode: str, cache_mb
     cache, our per-round cache, or the float32 Gram matrix), and the seeders' dense blocks: MIR's
     least-squares system (at most 1 GiB, or the |T| x |T| normal equations), ATO's bordered system
     and 2 GiB column store, 256 MB kernel slabs.
+
+    Parameters
+    ----------
+    n, dim : int
+        Instances and features of the job's data.
+    k : str
+        The number of folds as text, or ``"loo"``.
+    method : str
+        ``libsvm``, ``cold`` or a seeder's name.
+    kernel_mode : str
+        Our solver's kernel mode; ``gram`` and ``auto`` count a float32 Gram matrix.
+    cache_mb : float
+        The kernel cache's size in MB (LibSVM's, and ours outside ``gram`` and ``auto``).
+
+    Returns
+    -------
+    int
     """
     mib = 2**20
     features = 8 * n * dim
@@ -173,11 +330,26 @@ def job_mem_mb(n: int, dim: int, k: str, method: str, kernel_mode: str, cache_mb
 class RoundCost:
     """Seconds of one cross-validation round on 1 thread, measured at training-set size ``n_train``.
 
-    ``libsvm``: LibSVM's round; ``cache``: our cold round in kernel mode cache; ``auto``: our cold
-    round on the Gram matrix, whose computation (``gram`` seconds at ``n_train`` instances, growing
-    as their square) comes once per job; ``ato``: one seeded ATO round in cache mode (its path, not
-    SMO, is its cost); ``mir``: MIR's seeding at k = 10 (its least squares, in any kernel mode), on
-    top of its SMO. A round on m training instances costs (m / n_train) ** exponent as much.
+    A round on m training instances costs (m / n_train) ** exponent as much.
+
+    Parameters
+    ----------
+    n_train : int
+        The training-set size the seconds were measured at.
+    exponent : float
+        The power of the training-set size a round's time grows as.
+    libsvm : float
+        LibSVM's round.
+    cache : float
+        Our cold round in kernel mode cache.
+    auto : float
+        Our cold round on the Gram matrix.
+    gram : float
+        Computing the Gram matrix, once per job (at ``n_train`` instances, growing as their square).
+    ato : float
+        One seeded ATO round in cache mode: its path, not SMO, is its cost.
+    mir : float, default 0.0
+        MIR's seeding at k = 10 (its least squares, in any kernel mode), on top of its SMO.
     """
 
     n_train: int
@@ -190,25 +362,12 @@ class RoundCost:
     mir: float = 0.0
 
 
-# Sources, all on 1 thread. Heart and Madelon (whole sets) and the 2,000-3,000-instance samples:
-# the quick profile's run records (k = 10, mean round). Adult at full size: bench_cache_mode
-# (LibSVM 1,798 s over 10 rounds, SIR 1,031 s, estimated from 3 and 4 rounds; the exponent from
-# these and the 3,000-sample). Measured for this model with `alphaseed cv --max-rounds` (one or two
-# rounds; on a machine loaded 6-7x over its 2 cores, so seconds are the process's CPU time spread
-# over its phases by their wall time): Adult's Gram matrix and rounds in auto mode (2 rounds,
-# 40,000 iterations each); Webdata's in auto mode at full size (1 round, 76,830 iterations);
-# MNIST's LibSVM and cache rounds on 4,000- and 8,000-samples (141 s and 80 s at 8,000: a cold
-# round grows 17x from 4,000, as LibSVM's 100 MB cache stops holding every row, and then about as
-# n^2.2 with every row computed anew), auto on the 8,000-sample; ATO's seeded round on a
-# 6,000-sample of Adult (over 75 s, against 10 s at 3,000); Webdata's LibSVM and cache rounds on a
-# 12,000-sample (38 s and 21 s; a seeded SIR round 7 s), grown to full size at Adult's exponent (a
-# full-size LibSVM round did not finish in the time the loaded machine allowed). Heart's and
-# Madelon's exponents are Adult's. Adult's and Webdata's cache rounds since their kernel rows are
-# bit sets (commit 46824b5): one cold k = 10 round each, at full size, 2 cores shared with two
-# jobs of the full run (40.7 s and 239.6 s; the same Adult round on the sparse rows before took
-# 236 s in the same session); Webdata's LibSVM round from the full run (1,081 s). MIR's seeding:
-# full Adult's at k = 10 took 182.7 s (same session), full MNIST's 1,555 s in the full run (so
-# 17 s at the 7,200 its figures are given at), full Webdata's 83.8 s (same session as Adult's).
+# Each figure is measured on 1 thread, at full size or on a sample (docs/benchmarks/measured/pipeline.md
+# gives each one's source, size and machine). Adult's exponent comes from its full-size rounds and a
+# 3,000-sample; Heart, Madelon and Webdata take it. MNIST's rounds are measured on a sample past the size
+# at which LibSVM's 100 MB cache stops holding every row: below it a round is far cheaper, beyond it every
+# row is computed anew and a round grows about as n^2.2. Adult's and Webdata's cache rounds are those of
+# kernel rows kept as bit sets (their features are binary).
 COSTS = {
     "heart": RoundCost(243, 2.39, libsvm=0.004, cache=0.007, auto=0.004, gram=0.001, ato=0.06),
     "madelon": RoundCost(1800, 2.39, libsvm=1.6, cache=0.6, auto=0.03, gram=0.2, ato=0.33),
@@ -221,17 +380,16 @@ COSTS = {
 COSTS.update(heart_scale=COSTS["heart"], madelon_scale=COSTS["madelon"], mnist_scale=COSTS["mnist"])
 # A dataset the model has no measurement of is planned at Adult's cost per round.
 FALLBACK_COST = "adult"
-# A seeded round's time over the cold round's in the same kernel mode (quick profile, k = 10 and
-# leave-one-out: SIR 0.7-1.1, MIR 0.8-1.3, AVG and TOP 0.7-0.9, ATO 1.7-5 in leave-one-out);
-# ATO's k-fold round has its own figure.
+# A seeded round's time over the cold round's in the same kernel mode, from the quick profile's run
+# records at k = 10 and in leave-one-out, each at the top of the ratios seen there or above (the ratios:
+# docs/benchmarks/measured/pipeline.md); ATO's k-fold round has its own figure.
 SEEDED_ROUND = {"sir": 1.1, "mir": 1.3, "avg": 1.0, "top": 1.0, "ato": 5.0}
-# ATO's seeded leave-one-out round over its k-fold one at the same size: full Adult's took 1,485 s
-# (seeding 1,414 s, gradient 35 s; the full run, commit cc8dad9), its k = 10 round here 11,577 s
-# at that size. Its cost is the free support vectors' linear system, which one instance barely
-# shrinks, so it is ATO's k-fold figure, not the cold round, that it follows.
+# ATO's seeded leave-one-out round over its k-fold one at the same size, as full Adult's runs give it
+# (docs/benchmarks/measured/pipeline.md). Its cost is the free support vectors' linear system, which one
+# instance barely shrinks, so it is ATO's k-fold figure, not the cold round, that it follows.
 ATO_LOO_SHARE = 0.13
-# Starting the job, loading the data and Numba's cached code, writing the record: 2-3 s a job in the
-# quick profile's Snakemake benchmarks.
+# Starting the job, loading the data and Numba's cached code, writing the record, as the quick profile's
+# Snakemake benchmarks show it.
 JOB_OVERHEAD_SECONDS = 3.0
 
 
@@ -243,7 +401,20 @@ def _rounds(job: Job, n: int) -> tuple[int, int]:
 
 
 def expected_seconds(job: Job, n: int) -> float:
-    """The job's expected wall time on 1 thread (see ``RoundCost``); ``n`` is its data's size after any subsample."""
+    """The job's expected wall time on 1 thread (see ``RoundCost``); ``n`` is its data's size after any subsample.
+
+    Parameters
+    ----------
+    job : Job
+        The job; its dataset's ``COSTS`` entry (else Adult's), k, method, kernel mode and max_rounds count.
+    n : int
+        Instances of the job's data.
+
+    Returns
+    -------
+    float
+        Seconds: the job's overhead, the Gram matrix outside cache mode, and its rounds.
+    """
     cost = COSTS.get(job.dataset, COSTS[FALLBACK_COST])
     n_train, rounds = _rounds(job, n)
 
@@ -274,7 +445,20 @@ def expected_seconds(job: Job, n: int) -> float:
 
 
 def job_runtime_minutes(config: dict, job: Job) -> int:
-    """Snakemake's ``runtime`` of a job: its expected time in whole minutes."""
+    """Snakemake's ``runtime`` of a job: its expected time in whole minutes.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    job : Job
+        The job.
+
+    Returns
+    -------
+    int
+        ``expected_seconds`` rounded up to minutes, at least 1.
+    """
     return max(1, math.ceil(expected_seconds(job, job_size(config, job)[0]) / 60))
 
 
@@ -282,6 +466,18 @@ def wall_minutes(minutes: list[float], cores: int) -> float:
     """Wall time of jobs on ``cores`` single-thread workers, each job started longest first on the first free one.
 
     Memory limits, which can keep a Gram-matrix job from sharing the machine, are not modelled.
+
+    Parameters
+    ----------
+    minutes : list of float
+        Each job's expected minutes.
+    cores : int
+        The workers.
+
+    Returns
+    -------
+    float
+        Minutes until the last worker is free.
     """
     free = [0.0] * cores
     for m in sorted(minutes, reverse=True):
@@ -292,8 +488,20 @@ def wall_minutes(minutes: list[float], cores: int) -> float:
 def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6), summaries: str | Path | None = None) -> str:
     """The plan's expected time, for the dry run: the total, the wall time on ``cores``, and each job longest first.
 
-    ``summaries``: the folder of finished jobs' run summaries; the jobs found there are marked done and the
-    time still to run is given apart (a resumed full-size run).
+    Parameters
+    ----------
+    config : dict
+        The validated configuration; every study's jobs are planned.
+    cores : tuple of int, default (2, 6)
+        The machine sizes to give the wall time for.
+    summaries : str or Path, optional
+        The folder of finished jobs' run summaries; the jobs found there are marked done and the time
+        still to run is given apart (a resumed full-size run).
+
+    Returns
+    -------
+    str
+        The report, one line per job after the totals.
     """
     planned = sorted(((expected_seconds(job, job_size(config, job)[0]) / 60, job) for job in all_jobs(config)),
                      key=lambda pair: -pair[0])
@@ -307,7 +515,7 @@ def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6), summaries: str |
              + (f" (first {job.max_rounds} rounds)" if job.max_rounds else "") + (" done" if job in done else "")
              for m, job in planned]
     header = [f"Expected time of the {len(planned)} cross-validation jobs (profile {config.get('profile', 'paper')}, "
-              f"1 thread each, alphaseed.experiments.COSTS): {totals([m for m, _ in planned])}"]
+              f"1 thread each, alphaseed.pipeline.experiments.COSTS): {totals([m for m, _ in planned])}"]
     if done:
         left = [m for m, job in planned if job not in done]
         header.append(f"{len(done)} done (summaries in {summaries}); {len(left)} still to run: {totals(left)}")

@@ -9,7 +9,25 @@ from ..errors import ConfigError
 
 
 def log2_range(text: str) -> list[float]:
-    """LIBSVM grid.py's begin:end:step (end included), or one value, as a list of values."""
+    """LIBSVM grid.py's begin:end:step (end included), or one value, as a list of values.
+
+    A small tolerance keeps ``end`` in the range when the steps do not add up to it exactly.
+
+    Parameters
+    ----------
+    text : str
+        ``begin:end:step`` (e.g. ``-5:15:2``, or ``3:-15:-2`` downwards) or a single number.
+
+    Returns
+    -------
+    list of float
+        The values from ``begin`` towards ``end`` in steps of ``step``, or the one value.
+
+    Raises
+    ------
+    ConfigError
+        If ``text`` is neither a number nor three numbers whose step is non-zero and points to ``end``.
+    """
     try:
         parts = [float(v) for v in text.split(":")]
     except ValueError:

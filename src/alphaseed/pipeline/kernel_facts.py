@@ -20,7 +20,7 @@ KERNEL_BLOCK_ROWS = 1024
 
 
 class KernelFactsError(AlphaseedError, ValueError):
-    """A kernel facts file that cannot be read."""
+    """Raised when a kernel facts file cannot be read or is not JSON."""
 
 
 def kernel_facts(X, y, gamma: float) -> dict:
@@ -28,7 +28,24 @@ def kernel_facts(X, y, gamma: float) -> dict:
 
     The largest off-diagonal value is exp(-gamma * d2) of the nearest pair of distinct indices,
     stored in float32 as the solver stores it (0 when the nearest pair is too far for float32);
-    distances are ||x||^2 + ||z||^2 - 2 x.z in float64, as in the solver.
+    distances are ||x||^2 + ||z||^2 - 2 x.z in float64, as in the solver. The kernel is computed
+    ``KERNEL_BLOCK_ROWS`` rows at a time, never as the whole n x n matrix.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix
+        The features.
+    y : array_like
+        The labels, for the majority class.
+    gamma : float
+        The Gaussian kernel's gamma.
+
+    Returns
+    -------
+    dict
+        ``n``, ``gamma``, ``nearest_squared_distance``, ``largest_off_diagonal``, ``mean_off_diagonal``
+        (over the n (n - 1) off-diagonal values), ``duplicate_pairs`` (at distance 0),
+        ``majority_share`` and ``majority_label``.
     """
     X = dense_features(X)
     sqnorm = squared_norms(X)
@@ -56,7 +73,22 @@ def kernel_facts(X, y, gamma: float) -> dict:
 
 def training_class_counts(y, k: int, seed: int) -> dict:
     """The positives and size of each k-fold training set under the runs' folds (``stratified_folds`` with
-    ``seed``), with the folds' sha256 so that a run's summary can be matched to them."""
+    ``seed``), with the folds' sha256 so that a run's summary can be matched to them.
+
+    Parameters
+    ----------
+    y : array_like
+        The labels, +1/-1.
+    k : int
+        The number of folds.
+    seed : int
+        The folds' seed, the runs' own.
+
+    Returns
+    -------
+    dict
+        ``k``, ``seed``, ``folds_sha256``, and per round ``train_positive`` and ``train_size``.
+    """
     y = np.asarray(y)
     folds = stratified_folds(y, k, seed)
     rounds = KFoldRounds(folds, k)
@@ -66,13 +98,37 @@ def training_class_counts(y, k: int, seed: int) -> dict:
 
 
 def write_json(path: str | os.PathLike, content: dict) -> None:
-    """Write ``content`` as JSON to ``path``, atomically."""
+    """Write ``content`` as JSON to ``path``, atomically.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    content : dict
+        JSON-able content; NaN and infinity are refused, as JSON has no such numbers.
+    """
     with atomic_path(path) as temporary:
         temporary.write_text(json.dumps(content, indent=1, allow_nan=False) + "\n", encoding="utf-8")
 
 
 def read_kernel_facts(folder: Path) -> dict[str, dict]:
-    """The kernel facts of each dataset, ``{dataset}.json`` in ``folder`` (none if it is missing)."""
+    """The kernel facts of each dataset, ``{dataset}.json`` in ``folder`` (none if it is missing).
+
+    Parameters
+    ----------
+    folder : Path
+        The folder ``alphaseed kernel-facts`` wrote to.
+
+    Returns
+    -------
+    dict of str to dict
+        Dataset name to its facts.
+
+    Raises
+    ------
+    KernelFactsError
+        If a file cannot be read or is not valid JSON.
+    """
     if not folder.is_dir():
         return {}
     facts = {}

@@ -25,6 +25,7 @@ _LIBRARIES = {
 
 
 def _distribution_version(name: str) -> str:
+    """The installed version of distribution ``name``, or "unknown"."""
     try:
         return version(name)
     except PackageNotFoundError:
@@ -32,7 +33,19 @@ def _distribution_version(name: str) -> str:
 
 
 def git_state(folder: str | os.PathLike | None = None) -> tuple[str, bool | None]:
-    """(commit, dirty) of the checkout holding ``folder``; ("unknown", None) outside one."""
+    """(commit, dirty) of the checkout holding ``folder``; ("unknown", None) outside one.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike, optional
+        A folder of the checkout; defaults to this package's, so the record names the code that ran.
+
+    Returns
+    -------
+    tuple of (str, bool or None)
+        The commit hash and whether tracked files differ from it; ("unknown", None) where git is
+        missing, fails or takes over 10 s.
+    """
     folder = Path(folder) if folder is not None else Path(__file__).resolve().parent
 
     def git(*args: str) -> str:
@@ -50,6 +63,12 @@ def git_state(folder: str | os.PathLike | None = None) -> tuple[str, bool | None
 
 
 def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else what ``platform`` knows of it, else "unknown".
+
+    Returns
+    -------
+    str
+    """
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:
             for line in handle:
@@ -72,7 +91,7 @@ def openmp_threads() -> int | None:
 
 def blas_kernels() -> str:
     """The BLAS libraries loaded and the kernels each picked for this CPU (MIR's and ATO's seeds depend on them:
-    see ``alphaseed.job_environment``)."""
+    see ``alphaseed.pipeline.environment``)."""
     from threadpoolctl import threadpool_info
 
     import numpy  # noqa: F401  (loads NumPy's BLAS, so threadpoolctl sees it)
@@ -95,7 +114,23 @@ def collect_provenance(
     started_utc: str | None = None,
     finished_utc: str | None = None,
 ) -> dict:
-    """The run record's ``provenance`` block."""
+    """The run record's ``provenance`` block.
+
+    Parameters
+    ----------
+    config : dict, optional
+        What the run was configured with, recorded as given.
+    dataset_fingerprint : str, optional
+        The fingerprint of the data the run read.
+    started_utc, finished_utc : str, optional
+        When the run started and finished (ISO 8601, UTC).
+
+    Returns
+    -------
+    dict
+        Those, with the package and library versions, the git commit, CPU, threads, BLAS kernels,
+        platform, kind of Python environment and host name.
+    """
     import numba
 
     commit, dirty = git_state()

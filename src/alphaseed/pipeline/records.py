@@ -22,10 +22,11 @@ SCHEMA_VERSION = 1
 
 
 class RunRecordError(AlphaseedError, ValueError):
-    """A run record file is unreadable or does not follow the run record schema."""
+    """Raised when a run record (or summary) file is unreadable or does not follow its schema."""
 
 
 def _object(required: dict, optional: dict | None = None, **extra) -> dict:
+    """A JSON Schema object with ``required`` properties, ``optional`` ones and any ``extra`` keywords."""
     return {"type": "object", "required": list(required),
             "properties": {**required, **(optional or {})}, **extra}
 
@@ -36,8 +37,8 @@ _BOOL = {"type": "boolean"}
 _SECONDS_TOTALS = _object({key: _NUMBER for key in
                            ("total", "init", "rest", "compile", "kernel", "conversion")})
 _SECONDS_ROUND = _object({key: _NUMBER for key in ("seed", "gradient_init", "train", "predict")})
-# Our solver's kernel work in a round (``smo.KernelCounts``); null for `libsvm`, and absent
-# from records written before it was counted.
+# Our solver's kernel work in a round (``alphaseed.solver.KernelCounts``); null for `libsvm`, and
+# optional, so that records written without it (older ones) still read.
 _KERNEL_COUNTS = {"anyOf": [{"type": "null"}, {
     "type": "object",
     "properties": {"carried": _BOOL},
@@ -79,7 +80,24 @@ RUN_RECORD_SCHEMA = _object({
 
 
 def build_run_record(result, dataset: str, provenance: dict, subsample: int | None = None) -> dict:
-    """The run record of a ``CVResult``; ``subsample`` is the M of a stratified M-sample, if any."""
+    """The run record of a ``CVResult``.
+
+    Parameters
+    ----------
+    result : CVResult
+        The cross-validation's result.
+    dataset : str
+        The dataset's name.
+    provenance : dict
+        ``collect_provenance``'s block.
+    subsample : int, optional
+        The M of a stratified M-sample the run was on, if any.
+
+    Returns
+    -------
+    dict
+        The record in ``RUN_RECORD_SCHEMA``'s layout; ``write_run_record`` validates it.
+    """
     return {
         "schema_version": SCHEMA_VERSION,
         "dataset": dataset,
@@ -132,7 +150,23 @@ def _plain(value):
 
 
 def write_run_record(path: str | os.PathLike, record: dict) -> None:
-    """Validate ``record`` and write it to ``path`` atomically (never a half-written file)."""
+    """Validate ``record`` and write it to ``path`` atomically (never a half-written file).
+
+    It is validated as the JSON that will be read back (numpy values made plain; NaN, infinity or
+    another type refused by the encoder), so a record that is written can be read.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The record's file.
+    record : dict
+        ``build_run_record``'s result.
+
+    Raises
+    ------
+    RunRecordError
+        If the record breaks the schema; nothing is written then.
+    """
     text = json.dumps(record, indent=1, default=_plain, allow_nan=False)
     validate_run_record(json.loads(text), source=str(path))
     with atomic_path(path) as temporary:
@@ -140,7 +174,18 @@ def write_run_record(path: str | os.PathLike, record: dict) -> None:
 
 
 def read_run_record(path: str | os.PathLike) -> dict:
-    """Read and validate a run record; ``RunRecordError`` names the file and the bad key."""
+    """Read and validate a run record; ``RunRecordError`` names the file and the bad key.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The record's file.
+
+    Returns
+    -------
+    dict
+        The record.
+    """
     path = Path(path)
     record = read_json(path, "run record")
     validate_run_record(record, source=str(path))
@@ -148,7 +193,20 @@ def read_run_record(path: str | os.PathLike) -> dict:
 
 
 def read_json(path: Path, what: str):
-    """The JSON content of ``path``; ``RunRecordError`` says which ``what`` could not be read."""
+    """The JSON content of ``path``; ``RunRecordError`` says which ``what`` could not be read.
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    what : str
+        What the file is, for the message (``"run record"``, ``"run file"``).
+
+    Returns
+    -------
+    object
+        The parsed JSON.
+    """
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
@@ -158,6 +216,20 @@ def read_json(path: Path, what: str):
 
 
 def validate_run_record(record, source: str = "run record") -> None:
+    """Refuse a run record of another schema version or one that breaks ``RUN_RECORD_SCHEMA``.
+
+    Parameters
+    ----------
+    record : object
+        The parsed JSON.
+    source : str, default "run record"
+        Where it came from, for the message.
+
+    Raises
+    ------
+    RunRecordError
+        Naming ``source`` and the first offending key, or the version and to regenerate the record.
+    """
     validate_versioned(record, RUN_RECORD_SCHEMA, "schema_version", SCHEMA_VERSION, source,
                        "regenerate the record")
 
@@ -165,7 +237,31 @@ def validate_run_record(record, source: str = "run record") -> None:
 def validate_versioned(document, schema: dict, version_key: str, version: int, source: str,
                        remedy: str) -> None:
     """Refuse a JSON document of another version (saying how to get this one), then one that
-    breaks ``schema``, naming the first offending key."""
+    breaks ``schema``, naming the first offending key.
+
+    The version is checked first, so that a document of another version is named as such rather
+    than by whichever of its keys the schema happens to reject.
+
+    Parameters
+    ----------
+    document : object
+        The parsed JSON.
+    schema : dict
+        The JSON Schema (draft 2020-12) it must follow.
+    version_key : str
+        The key that holds the document's version.
+    version : int
+        The version this code reads.
+    source : str
+        Where the document came from, for the message.
+    remedy : str
+        What to do about a document of another version.
+
+    Raises
+    ------
+    RunRecordError
+        As above.
+    """
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 

@@ -3,7 +3,7 @@
 A full-size run record carries one prediction per instance (60,000 on MNIST); the tables, the
 figures and the published comparison need none of them. The summary keeps everything else that
 they read (every round's iterations, times, support vectors and flags, the totals, the
-estimate, the provenance) in the run record's own layout, so that ``tables.record_row`` and the
+estimate, the provenance) in the run record's own layout, so that ``report.tables.record_row`` and the
 figures read a summary exactly as they read a record. Per-round kernel counters are summed over
 the rounds, and the predictions are reduced to their counts per class. The job's wall time
 (set-up, compilation and writing included) is added when known.
@@ -32,6 +32,8 @@ SUMMARY_VERSION = 1
 
 
 def _summary_schema() -> dict:
+    """The run record's schema without predictions and per-round kernel counters, plus the summary's own
+    keys; no other key is allowed."""
     schema = copy.deepcopy(RUN_RECORD_SCHEMA)
     properties, required = schema["properties"], schema["required"]
     for key in ("predictions", "schema_version"):
@@ -73,7 +75,22 @@ def _kernel_totals(rounds: list[dict]) -> dict | None:
 
 
 def summarise(record: dict, wall_seconds: float | None = None) -> dict:
-    """The summary of a (validated) run record; ``wall_seconds`` is the whole job's wall time, if known."""
+    """The summary of a (validated) run record.
+
+    Parameters
+    ----------
+    record : dict
+        The run record.
+    wall_seconds : float, optional
+        The whole job's wall time (set-up, compilation and writing included), if known.
+
+    Returns
+    -------
+    dict
+        The record without ``predictions`` and ``schema_version``, its rounds without kernel counters,
+        plus ``summary_version``, the summed ``kernel`` counters, the ``predicted`` counts per class
+        and ``job``.
+    """
     predicted = Counter(str(int(p)) for p in record["predictions"])
     summary = {key: value for key, value in record.items() if key not in ("predictions", "schema_version")}
     summary["rounds"] = [{key: value for key, value in r.items() if key != "kernel"} for r in record["rounds"]]
@@ -87,12 +104,37 @@ def summarise(record: dict, wall_seconds: float | None = None) -> dict:
 
 
 def validate_summary(summary, source: str = "run summary") -> None:
+    """Refuse a run summary of another version or one that breaks ``SUMMARY_SCHEMA``.
+
+    Parameters
+    ----------
+    summary : object
+        The parsed JSON.
+    source : str, default "run summary"
+        Where it came from, for the message.
+
+    Raises
+    ------
+    RunRecordError
+        Naming ``source`` and the first offending key, or the version and to regenerate the summary.
+    """
     validate_versioned(summary, SUMMARY_SCHEMA, "summary_version", SUMMARY_VERSION, source,
                        "regenerate the summary from its run record")
 
 
 def summary_text(summary: dict) -> str:
-    """JSON with one line per round, so that a 2,000-round leave-one-out summary stays readable."""
+    """JSON with one line per round, so that a 2,000-round leave-one-out summary stays readable.
+
+    Parameters
+    ----------
+    summary : dict
+        The summary.
+
+    Returns
+    -------
+    str
+        The file's text, ending in a newline.
+    """
     rounds = ",\n".join("  " + json.dumps(r, default=_plain, allow_nan=False, separators=(",", ":"))
                         for r in summary["rounds"])
     placeholder = "\x00rounds\x00"
@@ -101,7 +143,22 @@ def summary_text(summary: dict) -> str:
 
 
 def write_summary(path: str | os.PathLike, summary: dict) -> None:
-    """Validate ``summary`` and write it to ``path`` atomically."""
+    """Validate ``summary`` and write it to ``path`` atomically.
+
+    The text is validated as it will be read back, so a summary that is written can be read.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The summary's file.
+    summary : dict
+        ``summarise``'s result.
+
+    Raises
+    ------
+    RunRecordError
+        If the summary breaks the schema; nothing is written then.
+    """
     text = summary_text(summary)
     validate_summary(json.loads(text), source=str(path))
     with atomic_path(path) as temporary:
@@ -109,7 +166,18 @@ def write_summary(path: str | os.PathLike, summary: dict) -> None:
 
 
 def read_run(path: str | os.PathLike) -> dict:
-    """The summary of a run from a summary file or a full run record, validated either way."""
+    """The summary of a run from a summary file or a full run record, validated either way.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A summary, or a run record (a JSON object without ``summary_version``).
+
+    Returns
+    -------
+    dict
+        The summary; a record's has no job wall time (``job.wall_seconds`` is null).
+    """
     path = Path(path)
     content = read_json(path, "run file")
     if isinstance(content, dict) and "summary_version" not in content:

@@ -22,15 +22,40 @@ def _section(title: str, paragraphs: list[str], table: pd.DataFrame, after: tupl
 
 
 def table1_baselines(runs: pd.DataFrame) -> pd.DataFrame:
-    """Each dataset's LibSVM run at k = 10, else our cold start's (which repeats LibSVM's steps: full MNIST runs
-    it alone), indexed by dataset."""
+    """Each dataset's LibSVM run at k = 10, else our cold start's, indexed by dataset.
+
+    The cold start repeats LibSVM's steps, so it stands in where LibSVM did not run (full MNIST runs it alone).
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run (``runs.runs_frame``).
+
+    Returns
+    -------
+    DataFrame
+        One row per dataset with such a run.
+    """
     baseline = runs[(runs["k"] == TABLE1_K) & runs["method"].isin(["libsvm", "cold"])]
     return baseline.sort_values("method", key=lambda m: m != "libsvm").drop_duplicates("dataset").set_index(
         "dataset")
 
 
 def identity_kernel_section(runs: pd.DataFrame, facts: dict[str, dict]) -> list[str]:
-    """Why an accuracy equals the majority class: K close to I, every instance a support vector, one class predicted."""
+    """Why an accuracy equals the majority class: K close to I, every instance a support vector, one class predicted.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run (``runs.runs_frame``).
+    facts : dict of str to dict
+        The kernel facts of each dataset (``pipeline.kernel_facts``).
+
+    Returns
+    -------
+    list of str
+        The section's lines.
+    """
     table1 = table1_baselines(runs)
     rows = []
     for dataset in formats.ordered(runs["dataset"], formats.DATASET_ORDER):
@@ -66,14 +91,24 @@ def identity_kernel_section(runs: pd.DataFrame, facts: dict[str, dict]) -> list[
 
 
 def _percent(value) -> str:
+    """A share (0 to 1) as a percentage with "%"; NOT_AVAILABLE where there is none."""
     return formats.NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{100 * value:.2f} %"
 
 
 def iterations_section(frame: pd.DataFrame) -> list[str]:
-    """Iterations beside the paper's, relative to LibSVM's on the same data, where the two disagree.
+    """Iterations beside the paper's, relative to LibSVM's on the same data, and where the two disagree.
 
-    Counts are the same in every kernel mode, so a method run only in a fast mode (full MNIST's) stands in with
-    that run's, and LibSVM's count is our cold start's where LibSVM itself did not run.
+    Counts agree across kernel modes: a fast-mode-only run (full MNIST's) stands in, a cold start for an absent LibSVM.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Table 1's comparison frame, with each run's ``iterations_round1`` (``runs.runs_frame``).
+
+    Returns
+    -------
+    list of str
+        The section's lines.
     """
     ours = {}  # (dataset, method) -> the run whose counts stand: the paper-faithful one where there is one
     for _, row in frame.dropna(subset=["iterations"]).iterrows():
@@ -123,8 +158,24 @@ def iterations_section(frame: pd.DataFrame) -> list[str]:
 
 
 def class_counts_section(summaries: list[dict], facts: dict[str, dict]) -> list[str]:
-    """Seeded rounds on an exact identity kernel, by whether the training set kept the previous round's class
-    counts: there the optimum depends on those counts alone, so a seed can start at it."""
+    """Seeded rounds on an exact identity kernel, by whether the training set kept the previous round's class counts.
+
+    There the optimum depends on those counts alone, so a seed can start at it. Only runs where that holds are
+    counted: k = 10, seeded from round 2, largest off-diagonal K exactly 0, and the kernel facts' fold
+    assignment, which gives the class counts, the run's own (same sha256).
+
+    Parameters
+    ----------
+    summaries : list of dict
+        The run summaries, as read (``runs.read_runs``).
+    facts : dict of str to dict
+        The kernel facts of each dataset (``pipeline.kernel_facts``).
+
+    Returns
+    -------
+    list of str
+        The section's lines; none when no run qualifies.
+    """
     rows = []
     for run in summaries:
         fact = facts.get(run["dataset"], {})
@@ -168,7 +219,18 @@ def class_counts_section(summaries: list[dict], facts: dict[str, dict]) -> list[
 
 
 def carry_section(runs: pd.DataFrame) -> list[str]:
-    """The gradient carry-over's share of the seeded rounds' time, per seeded run in the paper's kernel mode."""
+    """The gradient carry-over's share of the seeded rounds' time, per seeded run in the paper's kernel mode.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run (``runs.runs_frame``).
+
+    Returns
+    -------
+    list of str
+        The section's lines.
+    """
     seeded = runs[(runs["seeded_rounds"] > 0) & (runs["kernel_mode"] == "cache")]
     rows = [{
         "dataset": row["dataset"], "k": row["k"], "method": row["label"],
@@ -197,6 +259,18 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
     A seeded leave-one-out round swaps one instance, so its cost swings between nothing (the seed is
     already optimal) and a cold training's; an estimate from one or two such rounds says how cheap
     a round can be, not how cheap the average one is.
+
+    Parameters
+    ----------
+    summaries : list of dict
+        The run summaries, as read (``runs.read_runs``).
+    runs : DataFrame
+        One row per run (``runs.runs_frame``).
+
+    Returns
+    -------
+    list of str
+        The section's lines; none when no leave-one-out run is estimated.
     """
     sv_share = table1_baselines(runs)["sv_share"]
     rows = []
@@ -236,8 +310,21 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
 
 
 def machines_section(runs: pd.DataFrame) -> list[str]:
-    """Which CPU ran which runs, when the run moved between machines: a ratio is only sound between two runs of
-    one CPU, and every ratio in the tables pairs runs of one dataset and one k."""
+    """Which CPU ran which runs, when the run moved between machines.
+
+    A ratio is only sound between two runs of one CPU, and every ratio in the tables pairs runs of one dataset
+    and one k.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run (``runs.runs_frame``).
+
+    Returns
+    -------
+    list of str
+        The section's lines; none when every run had one CPU.
+    """
     cpus = runs["cpu"].fillna("unknown CPU")
     if cpus.nunique() < 2:
         return []
@@ -256,7 +343,18 @@ def machines_section(runs: pd.DataFrame) -> list[str]:
 
 
 def estimates_section(runs: pd.DataFrame) -> list[str]:
-    """Every estimated run and every run with a capped round, with the rounds measured."""
+    """Every estimated run and every run with a capped round, with the rounds measured.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run (``runs.runs_frame``), with the ``tables`` each feeds.
+
+    Returns
+    -------
+    list of str
+        The section's lines.
+    """
     flagged = runs[runs["estimated"] | runs["iteration_cap_hit"]]
     rows = [{
         "table": row["tables"], "dataset": row["dataset"], "k": row["k"], "method": row["label"],

@@ -11,13 +11,37 @@ SITTING_GAP = pd.Timedelta(minutes=30)
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
-    """A frame of formatted cells as a Markdown table, or "(none)" when it has no row."""
+    """A frame of formatted cells as a Markdown table, or "(none)" when it has no row.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The rows, every cell formatted text, kept as it is (not reparsed as a number).
+
+    Returns
+    -------
+    str
+        The table, without the frame's index.
+    """
     return frame.to_markdown(index=False, disable_numparse=True) if len(frame) else "(none)"
 
 
 def sittings(runs: pd.DataFrame) -> pd.DataFrame:
-    """The stretches of time in which the jobs ran: a pause longer than SITTING_GAP between one job's end and
-    the next one's start (the machine given back, the run resumed elsewhere) starts a new sitting."""
+    """The stretches of time in which the jobs ran.
+
+    A pause longer than SITTING_GAP between one job's end and the next one's start (the machine given back, the
+    run resumed elsewhere) starts a new sitting.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run (``runs.runs_frame``); runs without both times are left out.
+
+    Returns
+    -------
+    DataFrame
+        One row per sitting: ``start``, ``end``, ``jobs`` and ``elapsed_seconds``.
+    """
     spans = runs.dropna(subset=["started_utc", "finished_utc"])
     spans = pd.DataFrame({"start": pd.to_datetime(spans["started_utc"]), "end": pd.to_datetime(spans["finished_utc"])})
     rows = []
@@ -33,22 +57,26 @@ def sittings(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
+    """The published provenance.md: commits, CPUs, hosts, threads, libraries, sittings, and wall time per
+    experiment and per job.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run (``runs.runs_frame``), with the ``tables`` each feeds.
+    summaries : list of dict
+        The run summaries, for the library versions.
+
+    Returns
+    -------
+    str
+        The Markdown document.
+    """
     commits = runs.groupby(["git_commit", "git_dirty"], dropna=False).size()
     libraries = {key: sorted({str(s["provenance"].get(key, "not recorded")) for s in summaries})
                  for key in ("python", "numpy", "scipy", "numba", "libsvm", "sklearn", "blas")}
     walls = runs["wall_seconds"].dropna()
-    jobs = runs.sort_values("finished_utc")[
-        ["dataset", "k", "label", "wall_seconds", "seconds_measured_total", "rounds_run", "rounds_total", "threads",
-         "cpu", "hostname", "git_commit", "finished_utc"]].copy()
-    jobs["git_commit"] = jobs["git_commit"].str[:10]
     stretches = sittings(runs)
-    per_experiment = runs.groupby(["tables", "dataset"], sort=True).agg(
-        jobs=("wall_seconds", "size"), wall=("wall_seconds", "sum")).reset_index()
-    per_experiment["wall"] = per_experiment["wall"].map(lambda v: f"{v / 60:,.1f}")
-    per_experiment = per_experiment.rename(columns={"tables": "table", "wall": "job wall min"})
-    per_experiment["jobs"] = per_experiment["jobs"].astype(str)
-    jobs["wall_seconds"] = jobs["wall_seconds"].map(lambda v: formats.NOT_AVAILABLE if pd.isna(v) else f"{v:.1f}")
-    jobs["seconds_measured_total"] = jobs["seconds_measured_total"].map(formats.format_seconds)
     lines = [
         "# Provenance of the published runs",
         "",
@@ -74,6 +102,24 @@ def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
             "elapsed h": stretches["elapsed_seconds"].map(lambda v: f"{v / 3600:.2f}"),
         })),
         "",
+    ]
+    return "\n".join(lines + _wall_times(runs))
+
+
+def _wall_times(runs: pd.DataFrame) -> list[str]:
+    """provenance.md's wall time per experiment and per job."""
+    jobs = runs.sort_values("finished_utc")[
+        ["dataset", "k", "label", "wall_seconds", "seconds_measured_total", "rounds_run", "rounds_total", "threads",
+         "cpu", "hostname", "git_commit", "finished_utc"]].copy()
+    jobs["git_commit"] = jobs["git_commit"].str[:10]
+    per_experiment = runs.groupby(["tables", "dataset"], sort=True).agg(
+        jobs=("wall_seconds", "size"), wall=("wall_seconds", "sum")).reset_index()
+    per_experiment["wall"] = per_experiment["wall"].map(lambda v: f"{v / 60:,.1f}")
+    per_experiment = per_experiment.rename(columns={"tables": "table", "wall": "job wall min"})
+    per_experiment["jobs"] = per_experiment["jobs"].astype(str)
+    jobs["wall_seconds"] = jobs["wall_seconds"].map(lambda v: formats.NOT_AVAILABLE if pd.isna(v) else f"{v:.1f}")
+    jobs["seconds_measured_total"] = jobs["seconds_measured_total"].map(formats.format_seconds)
+    return [
         "## Wall time per experiment",
         "",
         "Summed over the jobs of each table and dataset.",
@@ -86,10 +132,10 @@ def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
         "own rounds.",
         "",
         markdown_table(jobs.rename(columns={"label": "method", "seconds_measured_total": "measured s",
-                                       "wall_seconds": "wall s"})),
+                                            "wall_seconds": "wall s"})),
         "",
     ]
-    return "\n".join(lines)
+
 
 def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=()) -> str:
     """The published folder's README, its links relative to the folder.

@@ -1,4 +1,5 @@
-"""Figures where a person would rather look than read: the paper's leave-one-out figure, iterations per round, speedup against k.
+"""Figures where a person would rather look than read: the paper's leave-one-out figure, iterations per round,
+speedup against k.
 
 Built with ``matplotlib.figure.Figure`` (no pyplot state, no display needed) from the same
 comparison frames as the tables, and saved as PNG and PDF atomically.
@@ -26,6 +27,24 @@ FORMATS = ("png", "pdf")
 
 
 def save(figure: Figure, out_dir: Path, stem: str, formats=FORMATS) -> list[Path]:
+    """Save ``figure`` as ``out_dir/stem.<format>`` in each format, atomically (no half-written file is ever seen).
+
+    Parameters
+    ----------
+    figure : Figure
+        The figure to save.
+    out_dir : Path
+        The folder (created if missing).
+    stem : str
+        The file name without its extension.
+    formats : sequence of str
+        Matplotlib's format names, also the extensions (default PNG and PDF).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
     paths = []
     for fmt in formats:
         path = out_dir / f"{stem}.{fmt}"
@@ -58,6 +77,7 @@ def _points(axes, x, y, estimated, marker: str, color, label: str | None = None,
 
 
 def _legend(axes, extra: list, **options) -> None:
+    """The axes' legend: the labelled artists, then ``extra`` handles that explain a marking."""
     handles, labels = axes.get_legend_handles_labels()
     axes.legend(handles + extra, labels + [h.get_label() for h in extra], numpoints=1, **options)
 
@@ -66,6 +86,16 @@ def loocv_figure(frame: pd.DataFrame) -> Figure:
     """Elapsed time of each method relative to SIR, log scale, one group per dataset; the paper's as markers.
 
     A bar is hatched, a paper marker hollow, when its ratio is estimated: either its method's time or SIR's.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The leave-one-out comparison frame (``tables.comparison``).
+
+    Returns
+    -------
+    Figure
+        The figure, its legend beside the axes.
     """
     datasets = ordered(frame["dataset"], DATASET_ORDER)
     labels = [label for label in ordered(frame["label"], METHOD_ORDER) if label != "sir"]
@@ -103,6 +133,16 @@ def iterations_per_round_figure(records: list[dict]) -> Figure:
     A method has one colour in every panel, solid in the paper's kernel mode and dashed in a fast one (the counts
     agree, so a dashed line under a solid one is hidden). The y axis is logarithmic; where a seeded round started at
     the optimum, it is linear below 1 so that the round shows at 0.
+
+    Parameters
+    ----------
+    records : list of dict
+        The run records (or summaries) of Table 1, read with ``pipeline.summaries.read_run``.
+
+    Returns
+    -------
+    Figure
+        The figure; rounds stopped at the iteration cap are marked with a red cross.
     """
     datasets = ordered([r["dataset"] for r in records], DATASET_ORDER)
     labels = ordered([record_row(r)["label"] for r in records], METHOD_ORDER)
@@ -142,8 +182,20 @@ def iterations_per_round_figure(records: list[dict]) -> Figure:
 
 
 def speedup_vs_k_figure(frame: pd.DataFrame) -> Figure:
-    """LibSVM's time / SIR's against k per dataset: this run solid, the paper dashed; hollow points are estimated
-    (LibSVM's time, SIR's or both)."""
+    """LibSVM's time / SIR's against k per dataset: this run solid, the paper dashed.
+
+    Hollow points are estimated (LibSVM's time, SIR's or both).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Table 3's comparison frame (``tables.comparison``); its SIR rows give the ratios.
+
+    Returns
+    -------
+    Figure
+        The figure, both axes logarithmic.
+    """
     datasets = ordered(frame["dataset"], DATASET_ORDER)
     colors = _colors(datasets, DATASET_ORDER)
     sir = frame[(frame["label"] == "sir") & (frame["k"] != "loo")].copy()
@@ -180,8 +232,27 @@ def speedup_vs_k_figure(frame: pd.DataFrame) -> Figure:
 
 def write_figures(groups: dict[str, list], paper_path: str | os.PathLike, out_dir: str | os.PathLike,
                   formats=FORMATS) -> list[Path]:
-    """Write loocv, iterations_per_round and speedup_vs_k (PNG and PDF, or ``formats``) from the run records or
-    summaries of each table kind."""
+    """Write loocv, iterations_per_round and speedup_vs_k from the run records or summaries of each table kind.
+
+    A figure whose table kind has no run is not written.
+
+    Parameters
+    ----------
+    groups : dict
+        Run record (or summary) paths per table kind: ``loo`` for loocv, ``table1`` for iterations_per_round,
+        ``table3`` for speedup_vs_k.
+    paper_path : str or os.PathLike
+        The paper's numbers (``tables.read_paper_results``).
+    out_dir : str or os.PathLike
+        The folder the figures go to.
+    formats : sequence of str
+        The figures' formats (default PNG and PDF).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
     out_dir = Path(out_dir)
     paper = read_paper_results(paper_path)
     written = []

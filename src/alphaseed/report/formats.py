@@ -56,7 +56,13 @@ def _listing(values: pd.Series) -> str:
 
 
 def estimate_note(frame: pd.DataFrame) -> str:
-    """The note on estimates under a table: how they are made, and which figures are, from how many rounds."""
+    """The note on estimates under a table: how they are made, and which figures are, from how many rounds.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table's comparison frame (``tables.comparison``): this run's and the paper's estimated rows.
+    """
     note = [ESTIMATE_NOTE]
     ours = frame[frame["estimated"]]
     if len(ours):
@@ -75,7 +81,13 @@ def estimate_note(frame: pd.DataFrame) -> str:
 
 
 def counts_note(frame: pd.DataFrame) -> list[str]:
-    """The note naming the estimated runs whose iterations and accuracy come from a complete run (none: no note)."""
+    """The note naming the estimated runs whose iterations and accuracy come from a complete run (none: no note).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A comparison frame; ``counts_from`` (``tables.complete_counts``) names the complete run.
+    """
     taken = frame[frame["counts_from"].notna()]
     if not len(taken):
         return []
@@ -84,41 +96,95 @@ def counts_note(frame: pd.DataFrame) -> list[str]:
 
 
 def table_notes(frame: pd.DataFrame, cpu: str) -> list[str]:
-    """What a reader of a table of times must know: the machines, the markers, the gradient carry-over."""
+    """What a reader of a table of times must know: the machines, the markers, the gradient carry-over.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table's comparison frame (``tables.comparison``).
+    cpu : str
+        This run's CPU(s), named beside the paper's machine.
+    """
     return [MACHINE_NOTE.format(cpu=cpu), estimate_note(frame), *counts_note(frame), CAP_NOTE, CARRY_NOTE]
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` (UTF-8), atomically."""
+    """Write ``text`` to ``path`` (UTF-8), atomically, so that no reader sees a half-written file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    text : str
+        Its content.
+    """
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
 
 
 def write_csv(path: str | os.PathLike, frame: pd.DataFrame) -> None:
-    """Write ``frame`` as CSV to ``path`` without its index, atomically."""
+    """Write ``frame`` as CSV to ``path`` without its index, atomically.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    frame : DataFrame
+        The rows to write.
+    """
     with atomic_path(path) as tmp:
         frame.to_csv(tmp, index=False)
 
 
 def method_label(method: str, kernel_mode: str | None) -> str:
-    """Column label: paper-faithful runs keep the bare method name, fast kernel modes say which."""
+    """Column label: paper-faithful runs keep the bare method name, fast kernel modes say which.
+
+    Parameters
+    ----------
+    method : str
+        The method (``libsvm``, ``cold``, ``sir``, ...); LibSVM's runs always keep the bare name.
+    kernel_mode : str or None
+        The kernel mode the run used; None or the paper's mode is paper-faithful.
+    """
     if method == "libsvm" or kernel_mode in (None, PAPER_KERNEL_MODE):
         return method
     return f"{method} ({kernel_mode})"
 
 
 def k_key(k) -> str:
-    """k as the tables key it: "loo" or the integer's digits."""
+    """k as the tables key it: "loo" or the integer's digits.
+
+    Parameters
+    ----------
+    k : int or str
+        A number of folds, as a run records it, or ``"loo"``.
+    """
     return "loo" if str(k) == "loo" else str(int(k))
 
 
 def k_order(k: str) -> float:
-    """The sort key of a k: its number, leave-one-out last."""
+    """The sort key of a k: its number, leave-one-out last.
+
+    Parameters
+    ----------
+    k : str
+        A k as ``k_key`` gives it.
+    """
     return np.inf if k == "loo" else int(k)
 
 
 def ordered(values: Iterable[str], order: list[str]) -> list[str]:
-    """The distinct ``values`` in ``order`` of their first word, the others after, each group sorted."""
+    """The distinct ``values`` in ``order`` of their first word, the others after, each group sorted.
+
+    Keying on the first word sorts a fast mode's label (``"sir (gram)"``) beside its method's.
+
+    Parameters
+    ----------
+    values : iterable of str
+        Labels, duplicates allowed.
+    order : list of str
+        The known first words in their order (``METHOD_ORDER``, ``DATASET_ORDER``).
+    """
     def key(v: str):
         base = v.split(" ")[0]
         return (order.index(base) if base in order else len(order), v)
@@ -127,32 +193,72 @@ def ordered(values: Iterable[str], order: list[str]) -> list[str]:
 
 
 def format_seconds(value: float) -> str:
-    """Seconds as the paper prints them in Tables 1 and 3: whole seconds from 100 up, else 3 significant digits."""
+    """Seconds as the paper prints them in Tables 1 and 3: whole seconds from 100 up, else 3 significant digits.
+
+    Parameters
+    ----------
+    value : float or None
+        Seconds; None or a value that is not finite prints as NOT_AVAILABLE.
+    """
     if value is None or not np.isfinite(value):
         return NOT_AVAILABLE
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def format_seconds_scientific(value: float) -> str:
-    """Seconds as the paper's leave-one-out table prints them: 2.4e7 from 10,000 up."""
+    """Seconds as the paper's leave-one-out table prints them: 2.4e7 from 10,000 up.
+
+    Parameters
+    ----------
+    value : float or None
+        Seconds; below 10,000 (or missing) printed as ``format_seconds`` prints them.
+    """
     if value is None or not np.isfinite(value) or value < 1e4:
         return format_seconds(value)
     return f"{value:.1e}".replace("e+0", "e").replace("e+", "e")
 
 
 def format_count(value: float) -> str:
+    """A count, whole, with thousands separators; NOT_AVAILABLE where there is none.
+
+    Parameters
+    ----------
+    value : float or None
+        The count; None or a value that is not finite prints as NOT_AVAILABLE.
+    """
     return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:,.0f}"
 
 
 def format_percent(value: float) -> str:
+    """A percentage with two decimals, without "%" (the column's heading has it); NOT_AVAILABLE where there is none.
+
+    Parameters
+    ----------
+    value : float or None
+        The percentage; None or a value that is not finite prints as NOT_AVAILABLE.
+    """
     return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:.2f}"
 
 
 def format_ratio(value: float) -> str:
+    """A ratio with two decimals and a times sign; NOT_AVAILABLE where there is none.
+
+    Parameters
+    ----------
+    value : float or None
+        The ratio; None or a value that is not finite prints as NOT_AVAILABLE.
+    """
     return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:.2f}\u00d7"
 
 
 def format_number(value: float) -> str:
+    """A number in its shortest general form (``g``), as C and gamma print; NOT_AVAILABLE where there is none.
+
+    Parameters
+    ----------
+    value : float or None
+        The number; None or a value that is not finite prints as NOT_AVAILABLE.
+    """
     return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:g}"
 
 
@@ -223,12 +329,25 @@ def _wide(frame: pd.DataFrame, groups: list[tuple[str, list]], by_k: bool) -> pd
 
 
 def without_empty_paper_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The table without the paper's row of a dataset the paper has no figure of (one beyond the paper)."""
+    """The table without the paper's row of a dataset the paper has no figure of (one beyond the paper).
+
+    Parameters
+    ----------
+    table : DataFrame
+        A wide table indexed by (dataset, source), its cells formatted.
+    """
     empty = (table == NOT_AVAILABLE).all(axis=1) & (table.index.get_level_values("source") == "paper")
     return table[~empty]
 
 
 def table1_wide(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 in the paper's layout: seconds (total, or init and rest of a seeded method), iterations, accuracy.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Table 1's comparison frame (``tables.comparison``).
+    """
     groups = [
         (
             "seconds",
@@ -245,10 +364,28 @@ def table1_wide(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def seconds_wide(frame: pd.DataFrame, by_k: bool, formatter=format_seconds) -> pd.DataFrame:
+    """Total seconds per method in the paper's layout: Table 3's or the leave-one-out table's.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table's comparison frame (``tables.comparison``).
+    by_k : bool
+        One group of columns per k (Table 3); else every row is taken at the first row's k.
+    formatter : callable
+        Seconds to text: ``format_seconds``, or ``format_seconds_scientific`` for leave-one-out.
+    """
     return _wide(frame, [("seconds", [("", _always, _cell("seconds_total", formatter))])], by_k=by_k)
 
 
 def table2_wide(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 in the paper's layout, this run's n, dim, C and gamma above the paper's; a subsampled n says so.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The datasets beside the paper's (``tables.table2``).
+    """
     rows = []
     for _, row in frame.iterrows():
         subsample = " (stratified subsample)" if pd.notna(row.get("subsample")) else ""
@@ -267,6 +404,15 @@ def _flat(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def to_markdown(table: pd.DataFrame, caption: str) -> str:
+    """A wide table as Markdown under its caption, its index as columns and its header levels joined.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A wide table, its cells formatted.
+    caption : str
+        The text above the table (caption and notes).
+    """
     return f"{caption}\n\n{_markdown(_flat(table))}\n"
 
 
@@ -280,6 +426,17 @@ def _latex_escape(text: str) -> str:
 
 
 def to_latex(table: pd.DataFrame, caption: str, label: str) -> str:
+    """A wide table as LaTeX with horizontal rules, its markers and signs as LaTeX symbols.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A wide table, its cells formatted.
+    caption : str
+        The caption (caption and notes), escaped here.
+    label : str
+        The table's label for cross-references (``tbl:<name>``).
+    """
     latex = table.style.format(escape="latex").format_index(escape="latex", axis=0).format_index(
         escape="latex", axis=1
     ).to_latex(
@@ -327,6 +484,11 @@ def table1_at_a_glance(frame: pd.DataFrame) -> pd.DataFrame:
     Seconds and ratios are the paper-faithful run's; the fast kernel engine's seconds for the same method sit
     in a column of their own, and its iterations and accuracy stand in where no paper-faithful run was made
     (they are the same in every kernel mode).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Table 1's comparison frame (``tables.comparison``).
     """
     faithful, fast = {}, {}
     for _, row in frame.iterrows():
@@ -360,7 +522,23 @@ def table1_at_a_glance(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def comparison_document(frames: dict[str, pd.DataFrame], datasets: pd.DataFrame) -> tuple[list[str], list]:
-    """The notes and the (title, table) sections of paper_vs_reproduced, whatever the output format."""
+    """The notes and the (title, table) sections of paper_vs_reproduced, whatever the output format.
+
+    Parameters
+    ----------
+    frames : dict of str to DataFrame
+        The comparison frame of each table kind there is (``table1``, ``table3``, ``loo``).
+    datasets : DataFrame
+        The datasets beside the paper's (``tables.table2``).
+
+    Returns
+    -------
+    notes : list of str
+        The notes under the title.
+    sections : list of (str, DataFrame)
+        Each title and its table, each figure beside the paper's: Table 1, Table 3 and leave-one-out a row per
+        run, then Table 2.
+    """
     cpus = sorted({c for f in frames.values() for c in f["cpu"].dropna().unique()})
     threads = sorted({int(t) for f in frames.values() for t in f["threads"].dropna().unique()})
     machine = ", ".join(cpus) or "an unknown CPU"
@@ -384,6 +562,17 @@ def comparison_document(frames: dict[str, pd.DataFrame], datasets: pd.DataFrame)
 
 
 def document_markdown(title: str, notes: list[str], sections: list) -> str:
+    """A Markdown document: the title, the notes, then each section's heading and table.
+
+    Parameters
+    ----------
+    title : str
+        The document's heading.
+    notes : list of str
+        The paragraphs under it.
+    sections : list of (str, DataFrame)
+        Each heading and its table of formatted cells (the index left out).
+    """
     parts = [f"# {title}", "", *notes, ""]
     for heading, table in sections:
         parts += [f"## {heading}", "", _markdown(table), ""]
@@ -391,7 +580,17 @@ def document_markdown(title: str, notes: list[str], sections: list) -> str:
 
 
 def document_html(title: str, notes: list[str], sections: list) -> str:
-    """A self-contained page (Snakemake's report shows HTML inline, Markdown only as a download)."""
+    """A self-contained page (Snakemake's report shows HTML inline, Markdown only as a download).
+
+    Parameters
+    ----------
+    title : str
+        The page's heading.
+    notes : list of str
+        The paragraphs under it.
+    sections : list of (str, DataFrame)
+        Each heading (an empty one is left out) and its table; an index other than a plain range is shown.
+    """
     body = [f"<h1>{html.escape(title)}</h1>", *(f"<p>{html.escape(note)}</p>" for note in notes)]
     for heading, table in sections:
         body += [f"<h2>{html.escape(heading)}</h2>"] if heading else []

@@ -28,7 +28,23 @@ class PublishError(AlphaseedError, ValueError):
 
 
 def find_runs(folder: str | os.PathLike) -> list[Path]:
-    """The run files {dataset}/k{k}/{variant}.json under ``folder``; an error when there are none."""
+    """The run files {dataset}/k{k}/{variant}.json under ``folder``; an error when there are none.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder of run summaries (or records).
+
+    Returns
+    -------
+    list of Path
+        The files, sorted.
+
+    Raises
+    ------
+    PublishError
+        When ``folder`` is not a folder or holds no run file.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise PublishError(f"no folder of run summaries at {folder}")
@@ -43,6 +59,16 @@ def read_runs(paths: list[Path]) -> list[dict]:
 
     The file name has the kernel mode asked for, the run the one used (``auto`` resolves to
     ``gram`` or ``shared``), so only the method of the name is checked.
+
+    Parameters
+    ----------
+    paths : list of Path
+        The run files (``find_runs``).
+
+    Returns
+    -------
+    list of dict
+        The runs, in the order of ``paths``.
     """
     runs = []
     for path in paths:
@@ -56,7 +82,20 @@ def read_runs(paths: list[Path]) -> list[dict]:
 
 
 def group_runs(paths: list[Path], runs: list[dict]) -> dict[str, list[Path]]:
-    """Paths per table kind, laid out as the paper's tables (see the module's docstring)."""
+    """Paths per table kind, laid out as the paper's tables (see the module's docstring).
+
+    Parameters
+    ----------
+    paths : list of Path
+        The run files.
+    runs : list of dict
+        Their runs, in the same order (``read_runs``).
+
+    Returns
+    -------
+    dict of str to list of Path
+        The paths of each kind (``table1``, ``table3``, ``loo``) that has any; ``table1`` always does.
+    """
     rows = [tables.record_row(run) for run in runs]
     ks_of: dict[tuple, set] = {}
     for row in rows:
@@ -77,7 +116,18 @@ def group_runs(paths: list[Path], runs: list[dict]) -> dict[str, list[Path]]:
 
 
 def runs_frame(runs: list[dict]) -> pd.DataFrame:
-    """One row per run: the tables' row, plus the job, its provenance and kernel work."""
+    """One row per run: the tables' row, plus the job, its provenance and kernel work.
+
+    Parameters
+    ----------
+    runs : list of dict
+        The run summaries (``read_runs``).
+
+    Returns
+    -------
+    DataFrame
+        The rows, in the order of ``runs``.
+    """
     rows = []
     for run in runs:
         provenance, kernel = run["provenance"], run["kernel"] or {}
@@ -111,7 +161,18 @@ def runs_frame(runs: list[dict]) -> pd.DataFrame:
 
 
 def mean_of(values: list[float]) -> float:
-    """The mean of ``values``, NaN when there are none."""
+    """The mean of ``values``, NaN when there are none.
+
+    Parameters
+    ----------
+    values : list of float
+        The values, perhaps none.
+
+    Returns
+    -------
+    float
+        The mean, as a Python float.
+    """
     return float(np.mean(values)) if values else float("nan")
 
 
@@ -124,9 +185,24 @@ REPEATED_RUN_FIELDS = ("folds_sha256", "n", "k", "method", "params")
 
 
 def compare_with_published(published: str | os.PathLike, rerun: str | os.PathLike) -> pd.DataFrame:
-    """One row per run under ``rerun``: whether it repeats the run of the same name under ``published`` in every
-    deterministic figure (folds, every round's iterations, support vectors, objective, rho and correct
-    predictions), and where it differs first. Timings and provenance may differ and are not compared."""
+    """One row per run under ``rerun``: whether it repeats the run of the same name under ``published``.
+
+    Every deterministic figure is compared (folds, every round's iterations, support vectors, objective, rho
+    and correct predictions), and the first differences are named. Timings and provenance may differ and are
+    not compared.
+
+    Parameters
+    ----------
+    published : str or os.PathLike
+        The published folder of run summaries.
+    rerun : str or os.PathLike
+        The folder of the rerun's summaries; each must have a published run of the same name.
+
+    Returns
+    -------
+    DataFrame
+        One row per rerun run, ``same`` yes or no.
+    """
     published, rerun = Path(published), Path(rerun)
     rows = []
     for path in find_runs(rerun):

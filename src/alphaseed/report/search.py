@@ -103,11 +103,26 @@ def write_search(summary: dict, points: pd.DataFrame, out) -> dict:
 
 
 def heat_map(log2_C, log2_gamma, accuracy, best, capped, title: str, path) -> None:
-    """CV accuracy (percent) over (log2 C, log2 gamma), the best point and the points where SMO
-    stopped at the iteration cap marked; PNG, atomically.
+    """Write the heat map of CV accuracy (percent) over (log2 C, log2 gamma) as PNG, atomically.
 
-    ``accuracy[i, j]`` belongs to ``log2_gamma[i]`` and ``log2_C[j]``, both ascending and evenly
-    spaced; ``best`` is (log2 C, log2 gamma), ``capped`` a list of them.
+    The best point and the points where SMO stopped at the iteration cap are marked.
+
+    Parameters
+    ----------
+    log2_C : list of float
+        The columns' log2 C, ascending and evenly spaced.
+    log2_gamma : list of float
+        The rows' log2 gamma, ascending and evenly spaced.
+    accuracy : ndarray
+        ``accuracy[i, j]`` belongs to ``log2_gamma[i]`` and ``log2_C[j]``.
+    best : tuple of float
+        The best point, (log2 C, log2 gamma).
+    capped : list of tuple of float
+        The points, (log2 C, log2 gamma), where SMO stopped at the iteration cap.
+    title : str
+        The figure's title.
+    path : path
+        The PNG file.
     """
     figure = Figure(figsize=(1.2 + 0.55 * len(log2_C), 1.0 + 0.45 * len(log2_gamma)))
     axes = figure.add_subplot()
@@ -139,9 +154,21 @@ def _extent(values) -> list[float]:
 
 
 def compare_methods(summaries: dict[str, dict]) -> pd.DataFrame:
-    """One row per method of one search (``write_search``'s summaries by method): its best
-    point, iterations, time and points where SMO stopped at the iteration cap, and against
-    ``cold`` when it ran: its ratios and the points whose accuracy differs."""
+    """One row per method of one search, beside ``cold`` when it ran.
+
+    A row has the method's best point, iterations, time and points where SMO stopped at the iteration cap, and
+    against ``cold`` its ratios and the points whose accuracy differs.
+
+    Parameters
+    ----------
+    summaries : dict of str to dict
+        ``write_search``'s summary of each method, by method; ``cold``'s must cover every point of the others.
+
+    Returns
+    -------
+    DataFrame
+        One row per method, in the order of ``summaries``.
+    """
     cold = summaries.get("cold")
     rows = []
     for method, summary in summaries.items():

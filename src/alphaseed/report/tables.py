@@ -46,7 +46,18 @@ from .formats import (
 
 
 def read_paper_results(path: str | os.PathLike) -> pd.DataFrame:
-    """The paper's numbers, one row per (table, dataset, k, method, metric)."""
+    """The paper's numbers, one row per (table, dataset, k, method, metric).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The CSV of the paper's numbers (``workflow/resources/paper_results.csv``).
+
+    Returns
+    -------
+    DataFrame
+        Its rows, ``k`` and ``note`` as text, ``value`` as float.
+    """
     paper = pd.read_csv(path, dtype={"k": str, "note": str}, keep_default_na=False)
     paper["value"] = paper["value"].astype(float)
     return paper
@@ -61,7 +72,18 @@ RUN_COLUMNS = [
 
 
 def record_row(record: dict) -> dict:
-    """One run (its record or its summary, ``alphaseed.summaries``) as a flat row of the runs frame."""
+    """One run (its record or its summary, ``pipeline.summaries``) as a flat row of the runs frame.
+
+    Parameters
+    ----------
+    record : dict
+        The run record or summary, as ``pipeline.summaries.read_run`` reads it.
+
+    Returns
+    -------
+    dict
+        The row, keyed by ``RUN_COLUMNS``.
+    """
     summary, params, seconds = record["summary"], record["params"], record["summary"]["seconds"]
     kernel_mode = None if record["method"] == "libsvm" else record.get("kernel_mode")
     # Shares of the training instances over the rounds run: with K (nearly) the identity every
@@ -101,7 +123,18 @@ def record_row(record: dict) -> dict:
 
 
 def load_runs(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
-    """The runs frame of run records or run summaries (they give the same rows)."""
+    """The runs frame of run records or run summaries (they give the same rows).
+
+    Parameters
+    ----------
+    paths : iterable of path
+        The run record or summary files.
+
+    Returns
+    -------
+    DataFrame
+        One row per run (``record_row``), columns ``RUN_COLUMNS`` even when there is no run.
+    """
     return pd.DataFrame([record_row(read_run(p)) for p in paths], columns=RUN_COLUMNS)
 
 
@@ -131,8 +164,18 @@ def complete_counts(runs: pd.DataFrame) -> pd.DataFrame:
     A paper-faithful run estimated from its first rounds (``max_rounds``) takes the iterations and
     accuracy of the complete run of the same dataset, k and method in another kernel mode, and
     LibSVM's those of the complete cold run: every mode gives the same iterations and predictions,
-    and our cold start gives LibSVM's. ``counts_from`` names the source run; ``iterations_<flag>``
-    and ``accuracy_<flag>`` are the flags of the figures shown, so they are not marked estimated.
+    and our cold start gives LibSVM's.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        The runs frame (``load_runs``).
+
+    Returns
+    -------
+    DataFrame
+        A copy with ``counts_from`` naming the source run, and ``iterations_<flag>`` and ``accuracy_<flag>``,
+        the flags of the figures shown, so that counts taken from a complete run are not marked estimated.
     """
     frame = runs.copy()
     faithful = frame["kernel_mode"].isna() | (frame["kernel_mode"] == PAPER_KERNEL_MODE)
@@ -183,6 +226,21 @@ def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFr
     ``relative_to_sir`` = this method's seconds / paper-faithful SIR's, as in the LOO figure; the paper's
     ratios are ``paper_speedup_libsvm`` and ``paper_relative_to_sir``. Each ratio has its own
     ``<ratio>_estimated`` and ``<ratio>_iteration_cap_hit``, true when either of its figures has the flag.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        The runs frame of the table's runs (``load_runs``).
+    paper : DataFrame
+        The paper's numbers (``read_paper_results``).
+    table : str
+        The table kind (``TABLE_KINDS``), which picks the paper's rows.
+
+    Returns
+    -------
+    DataFrame
+        A row per run, and per paper row of these datasets that no paper-faithful run matches; sorted by
+        dataset, k and method.
     """
     if table not in TABLE_KINDS:
         raise AlphaseedError(f"unknown table kind {table!r}; expected one of {TABLE_KINDS}")
@@ -222,6 +280,7 @@ def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFr
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows by dataset, k and label, each in the tables' order (``ordered``, ``k_order``)."""
     dataset_rank = {d: i for i, d in enumerate(ordered(frame["dataset"], DATASET_ORDER))}
     label_rank = {m: i for i, m in enumerate(ordered(frame["label"], METHOD_ORDER))}
     ranks = pd.DataFrame(
@@ -235,7 +294,20 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def table2(runs: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
-    """The datasets as measured (after any subsample) with C and gamma, beside the paper's Table 2."""
+    """The datasets as measured (after any subsample) with C and gamma, beside the paper's Table 2.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        The runs frame (``load_runs``); a dataset's value of each column is the first one given.
+    paper : DataFrame
+        The paper's numbers (``read_paper_results``).
+
+    Returns
+    -------
+    DataFrame
+        One row per dataset: ``n``, ``dim``, ``C``, ``gamma``, ``subsample`` and their ``paper_`` columns.
+    """
     measured = runs.groupby("dataset", sort=False)[["n", "dim", "C", "gamma", "subsample"]].first()
     reference = paper[paper["table"] == "table2"].pivot_table(index="dataset", columns="metric", values="value")
     reference = reference.reindex(columns=["n", "dim", "C", "gamma"]).add_prefix("paper_")
@@ -257,8 +329,24 @@ CAPTIONS = {
 
 
 def table_caption(name: str, study: str) -> str:
+    """The caption of a table, saying that the paper's figures sit beside this run's where they do.
+
+    Parameters
+    ----------
+    name : str
+        The table (a key of ``CAPTIONS``).
+    study : str
+        The study the table belongs to; only the paper's has the paper's figures.
+
+    Returns
+    -------
+    str
+        The caption, ending in a full stop.
+    """
     base, beside_paper = CAPTIONS[name]
     return base + (beside_paper if study == PAPER_STUDY else "") + "."
+
+
 TABLE_FORMATS = ("csv", "md", "tex", "html")
 WIDE = {
     "table1": ("table1", table1_wide),
@@ -268,7 +356,20 @@ WIDE = {
 
 
 def study_names(study: str) -> dict[str, str]:
-    """File stem of each table of a study: the paper's own names, another study's with its name appended."""
+    """File stem of each table of a study: the paper's own names, another study's with its name appended.
+
+    Distinct names keep a study's runs out of the paper's tables when both are written to one folder.
+
+    Parameters
+    ----------
+    study : str
+        The study (``PAPER_STUDY`` for the paper's).
+
+    Returns
+    -------
+    dict of str to str
+        The stem of ``table1``, ``table2``, ``table3``, ``loocv`` and ``comparison``.
+    """
     suffix = "" if study == PAPER_STUDY else f"_{study}"
     names = {name: f"{name}{suffix}" for name in ("table1", "table2", "table3", "loocv")}
     names["comparison"] = "paper_vs_reproduced" if study == PAPER_STUDY else f"speedups{suffix}"
@@ -277,13 +378,27 @@ def study_names(study: str) -> dict[str, str]:
 
 def write_tables(groups: dict[str, list], paper_path: str | os.PathLike, out_dir: str | os.PathLike,
                  formats=TABLE_FORMATS, with_comparison: bool = True, study: str = PAPER_STUDY) -> list[Path]:
-    """Write table1/2/3, loocv (CSV, Markdown, LaTeX, HTML, or ``formats``) and paper_vs_reproduced (Markdown,
-    HTML) unless not ``with_comparison``.
+    """Write table1/2/3 and loocv, and paper_vs_reproduced (Markdown, HTML) unless not ``with_comparison``.
 
-    ``groups`` maps a table kind (``table1``, ``table3``, ``loo``) to the run record (or summary) paths of the
-    experiments that feed it. Table 2 describes the datasets of Table 1's runs. A ``study`` other than the
-    paper's writes the same tables under the names of ``study_names`` (``table1_{study}``, ...,
-    ``speedups_{study}``), so that its runs never mix into the paper's rows.
+    Parameters
+    ----------
+    groups : dict
+        Run record (or summary) paths per table kind (``table1``, ``table3``, ``loo``); Table 2 describes Table 1's.
+    paper_path : str or os.PathLike
+        The paper's numbers (``read_paper_results``).
+    out_dir : str or os.PathLike
+        The folder the files go to.
+    formats : sequence of str
+        The tables' formats, among ``csv``, ``md``, ``tex`` and ``html`` (default all four).
+    with_comparison : bool
+        Whether to write the comparison document too.
+    study : str
+        The study; another than the paper's writes under its own names (``study_names``), apart from the paper's.
+
+    Returns
+    -------
+    list of Path
+        The files written.
     """
     if not groups.get("table1"):
         raise AlphaseedError("Table 1 needs at least one run record: add a table1 experiment to the config")

@@ -42,8 +42,23 @@ def signed_bounds(y: np.ndarray, C: float) -> tuple[np.ndarray, np.ndarray]:
 def water_fill(beta: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: float) -> np.ndarray:
     """Return clip(beta + delta, lo, hi) with the delta that makes its sum ``target``.
 
-    ``beta`` must lie in [lo, hi]. If ``target`` is out of reach, every entry goes to the bound
-    it is pushed towards.
+    This is the paper's uniform shift with clipping, the excess handed on to the entries still
+    free, solved exactly from the sorted breakpoints instead of by rounds of redistribution.
+
+    Parameters
+    ----------
+    beta : ndarray
+        The values to shift (beta = y alpha), each within [lo, hi].
+    lo, hi : ndarray
+        The bounds of each entry.
+    target : float
+        The sum wanted.
+
+    Returns
+    -------
+    ndarray
+        The shifted copy; if ``target`` is out of reach, every entry at the bound it is pushed
+        towards.
     """
     current = float(beta.sum())
     if target < current:
@@ -76,8 +91,25 @@ def adjust_alpha(alpha: np.ndarray, y: np.ndarray, C: float,
                  groups: Sequence[np.ndarray]) -> np.ndarray:
     """Feasible copy of ``alpha`` (aligned with ``y``), moving only ``groups`` in turn.
 
-    Each group is an array of positions; the first group that can absorb the imbalance
-    absorbs it (water filling), the rest stay untouched. Falls back to zero (see module).
+    Each group in turn absorbs what it can of the imbalance of sum y alpha (water filling);
+    the groups after the one that balances it stay untouched. If all of them together cannot, the
+    result is zero, the cold start (see the module docstring).
+
+    Parameters
+    ----------
+    alpha : ndarray
+        The seed to repair; clipped to [0, C] first.
+    y : ndarray
+        The labels (-1 or +1), aligned with ``alpha``.
+    C : float
+        The penalty.
+    groups : sequence of ndarray
+        Positions allowed to move, one array per group, tried in order.
+
+    Returns
+    -------
+    ndarray
+        alpha' with 0 <= alpha' <= C and sum y alpha' = 0 to within ``tolerance``.
     """
     beta = y * np.clip(alpha, 0.0, C)
     lo, hi = signed_bounds(y, C)

@@ -35,16 +35,16 @@ Where the paper is ambiguous, chosen here:
 
 Linear algebra and memory: with |M| <= DIRECT_MAX_FREE (500) the bordered system is solved
 directly (symmetric solve; least squares when it is singular or ill-conditioned: the paper's
-pseudo-inverse). Above that a direct solve at every one of up to 100 steps costs O(|M|^3) each
-(measured: about 5 s per step at |M| = 2,200 on the Adult sample, where duplicate instances
-make K_MM singular and the least-squares fallback takes 18 s), so MINRES is used instead,
-started from the previous step's direction scaled by (1 - eta) (the path scales every pushed
-coefficient by that factor, so only the one set change is new): with K_MM held in float64 while
-|M| <= DENSE_MAX_FREE (3000, 72 MB), and over a LinearOperator of kernel columns beyond that
-(raw MNIST with the paper's gamma makes nearly every instance a free SV). Columns
-K(X', j) are cached in a float32 store of at most COLUMN_CACHE_BYTES (2 GiB); columns that do
-not fit are recomputed in slabs of at most 256 MiB whenever they are needed, so memory stays
-bounded (about 3 GiB on full MNIST) at the price of time.
+pseudo-inverse). Above that a direct solve at every one of up to 100 steps costs O(|M|^3) each,
+and more where duplicate instances make K_MM singular and the least-squares fallback takes
+over, so MINRES is used instead, started from the previous step's direction scaled by
+(1 - eta) (the path scales every pushed coefficient by that factor, so only the one set change
+is new): with K_MM held in float64 while |M| <= DENSE_MAX_FREE (3000, 72 MB), and over a
+LinearOperator of kernel columns beyond that (raw MNIST with the paper's gamma makes nearly
+every instance a free SV). Columns K(X', j) are cached in a float32 store of at most
+COLUMN_CACHE_BYTES (2 GiB); columns that do not fit are recomputed in slabs of at most 256 MiB
+whenever they are needed, so memory stays bounded (about 3 GiB on full MNIST) at the price of
+time.
 """
 
 from __future__ import annotations

@@ -32,8 +32,26 @@ def leave_one_out_layout(ctx: SeedContext, method: str) -> Layout:
 
 
 def seed_avg(ctx: SeedContext) -> np.ndarray:
-    """AVG's seed for X \\ {t}: alpha_S kept, y_t alpha_t spread uniformly over the free SVs
-    (then over all of S, then the cold start; see the module docstring)."""
+    """AVG's seed for X \\ {t}, the leave-one-out round that leaves out t.
+
+    alpha_S is kept and y_t alpha_t spread uniformly over the free SVs (then over all of S, then
+    the cold start; see the module docstring).
+
+    Parameters
+    ----------
+    ctx : SeedContext
+        The model on all instances and a leave-one-out round's sets: R = {t}, T empty.
+
+    Returns
+    -------
+    ndarray
+        A feasible alpha' aligned with ``ctx.next_index``.
+
+    Raises
+    ------
+    SeedingError
+        If ``ctx`` removes other than one instance or adds any.
+    """
     lay = leave_one_out_layout(ctx, "avg")
     alpha = carry_shared(ctx, lay)
     y = ctx.y[ctx.next_index]

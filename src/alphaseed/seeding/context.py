@@ -21,7 +21,32 @@ class SeedContext:
     """Everything a seeder may read: the previous round's optimum and the index sets S, R, T.
 
     Index arrays hold global instance indices (rows of ``kernel``); the seed a seeder returns
-    is aligned with ``next_index``.
+    is aligned with ``next_index``. Build one with ``seed_context``.
+
+    Parameters
+    ----------
+    kernel : KernelMatrix
+        The kernel over all n instances; ``kernel.block(rows, cols)`` gives float32 values.
+    y : ndarray
+        float64 labels (-1 or +1) of all n instances.
+    C : float
+        The penalty of both rounds.
+    prev_index : ndarray
+        The previous training set X, in its solver order.
+    prev_alpha : ndarray
+        The previous optimum, aligned with ``prev_index``.
+    prev_gradient : ndarray
+        LibSVM's G = Q alpha - 1 at that optimum, aligned with ``prev_index``; f_i = y_i G_i.
+    prev_rho : float
+        The previous model's rho (the paper's b).
+    shared : ndarray
+        S: the instances in both training sets.
+    removed : ndarray
+        R: the instances in the previous training set only.
+    added : ndarray
+        T: the instances in the next training set only.
+    next_index : ndarray
+        X' = S ∪ T, in the next round's solver order.
     """
 
     kernel: KernelMatrix      # kernel.block(rows, cols) -> float32 K over global indices
@@ -61,6 +86,7 @@ def seed_context(kernel: KernelMatrix, y: np.ndarray, C: float, previous: tuple,
     Returns
     -------
     SeedContext
+        The previous solution, and S, R and T between the two training sets.
     """
     prev_index, prev = previous
     in_prev = np.isin(next_index, prev_index)

@@ -14,9 +14,10 @@ instance at the bound it is pushed towards) is left to AdjustAlpha over the free
 then all of S (then the cold start). Ties in K go to the earlier instance of S in
 ``ctx.shared`` order.
 
-Chosen by measurement (README's Seeding section): placing alpha_r on r's label only, spreading
-it uniformly over the free SVs as AVG does, and mixing the seed with the previous round's SIR
-seed (which would also chain the rounds again) all saved fewer iterations on full Adult.
+Chosen over the alternatives compared in the README's Seeding section: placing alpha_r on r's
+label only, spreading it uniformly over the free SVs as AVG does, and mixing the seed with the
+previous round's SIR seed (which would also chain the rounds again) all save fewer iterations
+on full Adult.
 """
 
 from __future__ import annotations
@@ -54,7 +55,23 @@ def leave_out_in_turn(ctx: SeedContext, beta: np.ndarray, donors: np.ndarray,
 
 
 def seed_full(ctx: SeedContext) -> np.ndarray:
-    """FULL's seed for X' = X minus the removed instances (see the module docstring)."""
+    """FULL's seed for X' = X minus the removed instances (see the module docstring).
+
+    Parameters
+    ----------
+    ctx : SeedContext
+        The model on all instances and the round's sets: R = what X' lacks, T empty.
+
+    Returns
+    -------
+    ndarray
+        A feasible alpha' aligned with ``ctx.next_index``.
+
+    Raises
+    ------
+    SeedingError
+        If ``ctx`` adds instances.
+    """
     if ctx.added.size:
         raise SeedingError(
             f"full seeds from the model on all instances: a round only removes instances, "

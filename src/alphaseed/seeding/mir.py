@@ -66,8 +66,21 @@ def least_squares_system(ctx: SeedContext, rows: np.ndarray, cols: np.ndarray, r
 
 
 def seed_mir(ctx: SeedContext) -> np.ndarray:
-    """MIR's seed for X' = ``ctx.next_index``: alpha_S kept, alpha_T the least-squares solution
-    of Equation 13 (rows of S), then AdjustAlpha (T, then free S, then all of S)."""
+    """MIR's seed for X' = ``ctx.next_index``.
+
+    alpha_S is kept, alpha_T is the least-squares solution of Equation 13 over the rows of S
+    (0 when S or T is empty), then AdjustAlpha (T, then free S, then all of S).
+
+    Parameters
+    ----------
+    ctx : SeedContext
+        The previous round's optimum and the sets S, R and T.
+
+    Returns
+    -------
+    ndarray
+        A feasible alpha' aligned with ``ctx.next_index``.
+    """
     lay = layout(ctx)
     alpha = carry_shared(ctx, lay)
     y_next = ctx.y[ctx.next_index]

@@ -47,8 +47,21 @@ def match_most_similar(ctx: SeedContext, donors: np.ndarray, candidates: np.ndar
 
 
 def seed_sir(ctx: SeedContext) -> np.ndarray:
-    """SIR's seed for X' = ``ctx.next_index``: alpha_S kept, each alpha_r > 0 handed to its most
-    similar same-label instance of T (``match_most_similar``), then AdjustAlpha."""
+    """SIR's seed for X' = ``ctx.next_index``.
+
+    alpha_S is kept, each alpha_r > 0 handed to its most similar same-label instance of T
+    (``match_most_similar``), then AdjustAlpha (T, then free S, then all of S).
+
+    Parameters
+    ----------
+    ctx : SeedContext
+        The previous round's optimum and the sets S, R and T.
+
+    Returns
+    -------
+    ndarray
+        A feasible alpha' aligned with ``ctx.next_index``.
+    """
     lay = layout(ctx)
     alpha = carry_shared(ctx, lay)
     alpha_removed = ctx.prev_alpha[lay.removed_prev]

@@ -9,21 +9,22 @@ fits every (point, fold) from scratch. Here, for each gamma (a *column* of the g
   seeded from split h by the paper's seeder (``method``: ``sir``, ``mir`` or ``ato``;
   ``cold`` seeds nothing); at every larger C, split h is seeded from its own solution at the
   previous C (the same training set), by ``C_SEED``;
-- the gradient comes with every seed: carried from the previous split (``smo.solve``'s
+- the gradient comes with every seed: carried from the previous split (``solver.solve``'s
   ``previous``), and from the previous C in closed form (no kernel value needed, see
   ``seed_from_smaller_C``).
 
-C ascends because the largest C is by far the most expensive point (Adult: C = 2^15 takes
-most of a column's iterations); descending would solve it cold, ascending seeds it.
+C ascends because the largest C is by far the most expensive point; descending would solve it
+cold, ascending seeds it.
 
-``C_SEED = "gap"`` was chosen by measurement (README, "Model selection";
-``benchmarks/search_seeding.py``): of ``scale`` (alpha * C'/C, as DeCoste and Wagstaff
-proposed) and ``keep`` (alpha unchanged; with C ascending, clipping to the new C changes
+``C_SEED = "gap"`` is best, or close to best, on every case compared (README, "Model
+selection"; ``benchmarks/search_seeding.py``): of ``scale`` (alpha * C'/C, as DeCoste and
+Wagstaff proposed) and ``keep`` (alpha unchanged; with C ascending, clipping to the new C changes
 nothing, so ``clip`` is ``keep`` here), take the one whose LibSVM optimality gap is smaller,
 both gaps coming from the closed-form gradients at no kernel cost. Scaling wins at the small C
 values where most alphas sit at the bound; keeping wins once they turn free, and reaches the
-hard-margin solution at once when C no longer binds. Also measured: ``none`` (every C seeded
-along the splits only) and, dropped, raising the alphas at the old bound to the new one.
+hard-margin solution at once when C no longer binds. ``none`` seeds every C along the splits
+only. Raising only the alphas at the old bound to the new one is not offered: it saves fewer
+iterations than ``keep``.
 
 Every seed is feasible and SMO stops at the same tolerance, so each point's CV accuracy is the
 cold search's up to which of several eps-optimal solutions a round ends at (identical on the
@@ -63,8 +64,19 @@ GRID_KEYS = ("C", "gamma")
 
 @dataclass
 class PointResult:
-    """One (C, gamma) over all splits: test accuracy (a fraction), iterations, seconds, and
-    whether SMO stopped at the iteration cap."""
+    """One (C, gamma) over all splits, one entry per split in each array.
+
+    Parameters
+    ----------
+    scores : ndarray
+        Test accuracy, a fraction.
+    iterations : ndarray
+        SMO's iterations.
+    fit_seconds, score_seconds : ndarray
+        The seconds of fitting (the seed's computation included) and of predicting.
+    capped : ndarray
+        Whether SMO stopped at the iteration cap.
+    """
 
     scores: np.ndarray
     iterations: np.ndarray
@@ -74,12 +86,37 @@ class PointResult:
 
     @classmethod
     def empty(cls, splits: int) -> PointResult:
-        """A point before any of its ``splits`` ran."""
+        """A point before any of its ``splits`` ran.
+
+        Parameters
+        ----------
+        splits : int
+            The number of splits.
+
+        Returns
+        -------
+        PointResult
+            Zeros (False for ``capped``) for every split.
+        """
         return cls(*(np.zeros(splits) for _ in range(4)), np.zeros(splits, bool))
 
     def record(self, h: int, done, y_test: np.ndarray, seconds: float) -> None:
-        """Split h's figures from its round (``cv.Round``) and the wall ``seconds`` of the point,
-        the start's computation included: all of it but the prediction counts as fitting."""
+        """Keep split h's figures from its round and the point's wall seconds.
+
+        All of the seconds but the prediction's count as fitting, so the seed's computation is
+        part of the fit time.
+
+        Parameters
+        ----------
+        h : int
+            The split, from 0.
+        done : Round
+            The split's round (``cv.run_round``).
+        y_test : ndarray
+            The test set's labels, -1 or +1.
+        seconds : float
+            The wall seconds of the point, the start's computation included.
+        """
         self.fit_seconds[h] = seconds - done.seconds.predict
         self.score_seconds[h] = done.seconds.predict
         self.scores[h] = np.mean(done.predicted == y_test)
@@ -90,11 +127,28 @@ class PointResult:
 def seed_from_smaller_C(prev, C_prev: float, C: float, rule: str, y=None):
     """(alpha0, (G, G_bar)) at C >= C_prev from the solution ``prev`` at C_prev on the same set.
 
-    ``scale``: alpha * C/C_prev keeps sum y alpha = 0 and the bounded set, so G + 1 = Q alpha
-    and G_bar (C times the columns of the bounded alphas) both scale by C/C_prev.
-    ``keep``: alpha stays, so G stays, and no alpha sits at the larger C: G_bar = 0.
-    ``gap``: whichever of the two has the smaller ``optimality_gap`` (needs the labels ``y``).
-    The C values of a column are distinct, so C > C_prev.
+    Both rules give the gradients in closed form, so a seed costs no kernel value.
+
+    Parameters
+    ----------
+    prev : SolveResult
+        The solution at C_prev.
+    C_prev : float
+        Its penalty.
+    C : float
+        The new penalty; the C values of a column are distinct, so C > C_prev.
+    rule : {"scale", "keep", "gap"}
+        ``scale``: alpha * C/C_prev keeps sum y alpha = 0 and the bounded set, so G + 1 = Q alpha
+        and G_bar (C times the columns of the bounded alphas) both scale by C/C_prev.
+        ``keep``: alpha stays, so G stays, and no alpha sits at the larger C: G_bar = 0.
+        ``gap``: whichever of the two has the smaller ``optimality_gap``.
+    y : ndarray, optional
+        The training set's labels (-1 or +1), needed by ``gap``.
+
+    Returns
+    -------
+    tuple
+        ``(alpha0, (G, G_bar))``, aligned with ``prev``'s training set.
     """
     if rule == "gap":
         seeds = [seed_from_smaller_C(prev, C_prev, C, r) for r in ("scale", "keep")]
@@ -108,7 +162,24 @@ def seed_from_smaller_C(prev, C_prev: float, C: float, rule: str, y=None):
 
 
 def optimality_gap(alpha, gradient, y, C) -> float:
-    """LibSVM's stopping quantity max_{I_up} -y G - min_{I_low} -y G (0 or less at the optimum)."""
+    """LibSVM's stopping quantity max_{I_up} -y G - min_{I_low} -y G (0 or less at the optimum).
+
+    Parameters
+    ----------
+    alpha : ndarray
+        The dual variables.
+    gradient : ndarray
+        LibSVM's G = Q alpha - 1 at ``alpha``.
+    y : ndarray
+        The labels, -1 or +1.
+    C : float
+        The penalty.
+
+    Returns
+    -------
+    float
+        The gap; smaller is closer to the optimum.
+    """
     yg = -y * gradient
     up = np.where(y > 0, alpha < C, alpha > 0)
     low = np.where(y > 0, alpha > 0, alpha < C)
@@ -186,16 +257,44 @@ def _check_choices(method: str, c_seed: str) -> None:
 class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
     """Exhaustive search over C and gamma of an ``alphaseed.SVC``, with alpha seeding.
 
-    A drop-in for ``sklearn.model_selection.GridSearchCV`` with such an estimator:
-    ``param_grid`` a dict or a list of dicts over ``C`` and ``gamma`` (numbers, "scale",
-    "auto"); ``cv`` an int (scikit-learn's StratifiedKFold, as its GridSearchCV uses),
-    ``"loo"``, a scikit-learn splitter or an iterable of (train, test) index arrays; ``method``
-    ``cold`` or a seeder (module doc); ``n_jobs`` runs gamma columns in parallel processes;
-    ``verbose`` shows a progress bar (fits done: points times splits).
-    The score is accuracy. ``cv_results_`` has scikit-learn's keys plus ``split{i}_iterations``,
-    ``total_iterations`` (SMO iterations over the splits of each point) and
-    ``iteration_cap_hits`` (its splits whose SMO stopped at the estimator's ``max_iter``, LibSVM's
-    cap by default; ``fit`` then warns with a ``ConvergenceWarning`` naming the points).
+    A drop-in for ``sklearn.model_selection.GridSearchCV`` with such an estimator; the score is
+    accuracy.
+
+    Parameters
+    ----------
+    estimator : SVC
+        The estimator whose C and gamma are searched; its other parameters hold at every point.
+    param_grid : dict or list of dict
+        Values of ``C`` and ``gamma`` (numbers, "scale", "auto"), as scikit-learn takes them.
+    cv : int, "loo", splitter or iterable, default 5
+        An int (scikit-learn's StratifiedKFold, as its GridSearchCV uses), ``"loo"``, a
+        scikit-learn splitter or an iterable of (train, test) index arrays.
+    method : {"sir", "mir", "ato", "cold"}, default "sir"
+        The seeder along the splits at the smallest C, or ``cold`` (module docstring).
+    refit : bool, default True
+        Refit the best point on all of X, which ``predict``, ``decision_function`` and ``score``
+        use.
+    n_jobs : int or None, default None
+        Runs gamma columns in that many parallel processes (-1: every core); None or 1 runs
+        them in turn.
+    verbose : int, default 0
+        Shows a progress bar (fits done: points times splits) when true.
+
+    Attributes
+    ----------
+    cv_results_ : dict
+        scikit-learn's keys plus ``split{i}_iterations``, ``total_iterations`` (SMO iterations
+        over the splits of each point) and ``iteration_cap_hits`` (its splits whose SMO stopped
+        at the estimator's ``max_iter``, LibSVM's cap by default; ``fit`` then warns with a
+        ``ConvergenceWarning`` naming the points).
+    best_index_, best_params_, best_score_ : int, dict, float
+        The best point (the first of the best ranked) and its mean test accuracy.
+    best_estimator_ : SVC
+        The best point refitted on all of X (with ``refit``).
+    n_splits_ : int
+        The number of splits.
+    refit_time_ : float
+        The seconds of the refit.
     """
 
     def __init__(self, estimator, param_grid, *, cv=5, method="sir", refit=True, n_jobs=None,
@@ -209,11 +308,13 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.verbose = verbose
 
     def _splits(self, X, y):
+        """The (train, test) index arrays of ``cv`` on (X, y)."""
         splitter = LeaveOneOut() if isinstance(self.cv, str) and self.cv == "loo" else (
             check_cv(self.cv, y, classifier=True))
         return custom_rounds(splitter, X, y)[1]
 
     def _candidates(self) -> list[dict]:
+        """The grid's points, each a dict over C and gamma only."""
         candidates = list(ParameterGrid(self.param_grid))
         for params in candidates:
             unknown = sorted(set(params) - set(GRID_KEYS))
@@ -222,10 +323,19 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return candidates
 
     def fit(self, X, y):
+        """Cross-validate every point of the grid on (X, y), then refit the best one.
+
+        Parameters
+        ----------
+        X, y : array-like
+            The features (dense, or sparse: converted to CSR) and the labels, two classes.
+
+        Returns
+        -------
+        self : GridSearchCV
+        """
         from tqdm.auto import tqdm
-
         warmup()  # compiled before the columns' processes start, and never by two processes at once
-
         if not isinstance(self.estimator, SVC):
             raise TypeError(f"estimator must be an alphaseed.SVC, got {type(self.estimator).__name__}")
         if self.method not in SEARCH_METHODS:
@@ -245,8 +355,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         with tqdm(total=sum(len(Cs) for _, Cs in jobs) * len(splits), unit="fit",
                   desc=f"grid search ({self.method})", disable=not self.verbose) as bar:
             if self.n_jobs in (None, 1):
-                # One pass over the data for every gamma: each column's Gram matrix is built
-                # from the same dot products.
+                # One pass over the data: every column's Gram matrix comes from the same dot products.
                 dots = shared_dots(X, options["options"].kernel_mode) if len(jobs) > 1 else None
                 outcomes = [search_column(X, y_signed, gamma, Cs, splits, progress=bar.update,
                                           dots=dots, **options) for gamma, Cs in jobs]
@@ -280,15 +389,54 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     @property
     def classes_(self):
+        """The two classes, sorted, as the refitted best estimator has them."""
         return self._best().classes_
 
     def predict(self, X):
+        """The best estimator's predicted classes (needs ``refit``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+            The instances, with the features of the training set.
+
+        Returns
+        -------
+        ndarray
+            One class of ``classes_`` per instance.
+        """
         return self._best().predict(X)
 
     def decision_function(self, X):
+        """The best estimator's decision values, positive towards ``classes_[1]`` (needs ``refit``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+            The instances, with the features of the training set.
+
+        Returns
+        -------
+        ndarray
+            One decision value per instance.
+        """
         return self._best().decision_function(X)
 
     def score(self, X, y):
+        """The best estimator's accuracy on (X, y) (needs ``refit``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+            The instances, with the features of the training set.
+        y : array-like
+            Their true classes.
+
+        Returns
+        -------
+        float
+            The fraction predicted correctly.
+        """
         return self._best().score(X, y)
 
 

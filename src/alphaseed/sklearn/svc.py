@@ -35,7 +35,21 @@ NO_ITERATION_CAP = np.iinfo(np.int64).max
 
 
 def resolve_gamma(gamma, X) -> float:
-    """The kernel's gamma: a positive number, or scikit-learn's "scale" or "auto" rule on X."""
+    """The kernel's gamma: a positive number, or scikit-learn's "scale" or "auto" rule on X.
+
+    Parameters
+    ----------
+    gamma : float or {"scale", "auto"}
+        A positive number; ``"scale"`` = 1 / (n_features * X.var()) (1 where X.var() is 0),
+        ``"auto"`` = 1 / n_features.
+    X : ndarray or sparse matrix
+        The training set the rule is applied to.
+
+    Returns
+    -------
+    float
+        The gamma.
+    """
     if isinstance(gamma, str):
         if gamma not in GAMMA_RULES:
             raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
@@ -50,8 +64,18 @@ def resolve_gamma(gamma, X) -> float:
 
 
 def solver_max_iter(max_iter) -> int | None:
-    """``solve``'s cap from an estimator's ``max_iter``: None (LibSVM's), a positive count, or
-    -1 for no cap."""
+    """``solve``'s iteration cap from an estimator's ``max_iter``.
+
+    Parameters
+    ----------
+    max_iter : int or None
+        None (LibSVM's cap), a positive count, or -1 for no cap.
+
+    Returns
+    -------
+    int or None
+        None for LibSVM's cap, else the cap (the largest int64 for no cap).
+    """
     if max_iter is None:
         return None
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or not (
@@ -61,7 +85,18 @@ def solver_max_iter(max_iter) -> int | None:
 
 
 def solver_options(params: dict) -> SolverOptions:
-    """The SolverOptions of an ``SVC``'s parameters (``get_params()``)."""
+    """The SolverOptions of an ``SVC``'s parameters (``get_params()``).
+
+    Parameters
+    ----------
+    params : dict
+        The estimator's ``tol``, ``cache_size``, ``shrinking``, ``max_iter`` and ``kernel_mode``.
+
+    Returns
+    -------
+    SolverOptions
+        The same settings for ``solve``.
+    """
     return SolverOptions(eps=params["tol"], cache_mb=params["cache_size"], shrinking=params["shrinking"],
                          max_iter=solver_max_iter(params["max_iter"]), kernel_mode=params["kernel_mode"])
 
@@ -70,6 +105,16 @@ def encode_binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
     """(classes_, LibSVM's labels): +1 for classes_[0], -1 for classes_[1].
 
     Refuses a target that is not a classification target, and anything but exactly two classes.
+
+    Parameters
+    ----------
+    y : array-like
+        The labels, any two values.
+
+    Returns
+    -------
+    tuple
+        ``(classes, y_signed)``: the two classes sorted, and float64 +1/-1 labels.
     """
     check_classification_targets(y)
     target_type = type_of_target(y, input_name="y")
@@ -91,14 +136,41 @@ def encode_binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
 class SVC(ClassifierMixin, BaseEstimator):
     """Binary C-SVC with the Gaussian kernel exp(-gamma ||x - z||^2), scikit-learn style.
 
-    Parameters: ``C`` (penalty), ``gamma`` (a positive number, ``"scale"`` =
-    1 / (n_features * X.var()) or ``"auto"`` = 1 / n_features), ``tol`` (LibSVM's stopping
-    tolerance eps), ``cache_size`` (the solver's kernel row cache, MB), ``shrinking``,
-    ``kernel_mode`` (how kernel values are kept: ``cache``, ``shared``, ``gram`` or ``auto``;
-    see ``alphaseed.kernel``; it changes time and memory, never the result), ``max_iter`` (the
-    cap on SMO iterations: ``None`` is LibSVM's, max(10^7, 100 n), where svm-train stops;
-    ``-1`` is none, scikit-learn's default). A fit stopped at the cap has ``fit_status_`` 1
-    and warns with a ``ConvergenceWarning``, as scikit-learn's SVC does.
+    A fit stopped at the iteration cap has ``fit_status_`` 1 and warns with a
+    ``ConvergenceWarning``, as scikit-learn's SVC does.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        The penalty.
+    gamma : float or {"scale", "auto"}, default "scale"
+        A positive number, ``"scale"`` = 1 / (n_features * X.var()) or ``"auto"`` =
+        1 / n_features.
+    tol : float, default 1e-3
+        LibSVM's stopping tolerance eps.
+    cache_size : float, default 200.0
+        The solver's kernel row cache, in MB.
+    shrinking : bool, default True
+        LibSVM's shrinking.
+    kernel_mode : {"auto", "cache", "shared", "gram"}, default "auto"
+        How kernel values are kept (see ``alphaseed.kernel``); it changes time and memory, never
+        the result.
+    max_iter : int or None, default None
+        The cap on SMO iterations: ``None`` is LibSVM's, max(10^7, 100 n), where svm-train
+        stops; ``-1`` is none, scikit-learn's default.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The two classes, sorted; a positive decision value means ``classes_[1]``.
+    support_, support_vectors_, n_support_ : ndarray
+        The support vectors' indices, rows and count per class (``classes_[0]``'s first).
+    dual_coef_, intercept_ : ndarray
+        The decision function's coefficients and intercept, in scikit-learn's sign.
+    n_iter_ : ndarray
+        SMO's iterations.
+    fit_status_ : int
+        1 if SMO stopped at the iteration cap, else 0.
     """
 
     def __init__(self, C=1.0, gamma="scale", tol=1e-3, cache_size=200.0, shrinking=True,
@@ -122,7 +194,20 @@ class SVC(ClassifierMixin, BaseEstimator):
                              order="C")
 
     def fit(self, X, y):
-        """Train on X (dense, or sparse: converted to CSR) and two-class labels y."""
+        """Train on X (dense, or sparse: converted to CSR) and two-class labels y.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+            The features, one row per instance.
+        y : array-like
+            The labels, exactly two classes.
+
+        Returns
+        -------
+        SVC
+            This estimator, fitted.
+        """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
         self.classes_, y_signed = encode_binary_labels(y)
         self._gamma = resolve_gamma(self.gamma, X)
@@ -156,10 +241,33 @@ class SVC(ClassifierMixin, BaseEstimator):
                                self._gamma, result)
 
     def decision_function(self, X) -> np.ndarray:
-        """Signed distance to the boundary, positive towards ``classes_[1]`` (scikit-learn's)."""
+        """Signed distance to the boundary, positive towards ``classes_[1]`` (scikit-learn's).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+            The instances, with the features of the training set.
+
+        Returns
+        -------
+        ndarray
+            One decision value per instance.
+        """
         check_is_fitted(self)
         return self._model.decision_function(self._validated(X, reset=False))
 
     def predict(self, X) -> np.ndarray:
+        """The class of each instance: ``classes_[1]`` where the decision value is >= 0.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+            The instances, with the features of the training set.
+
+        Returns
+        -------
+        ndarray
+            One class of ``classes_`` per instance.
+        """
         towards_second = self.decision_function(X) >= 0
         return self.classes_[towards_second.astype(np.intp)]

@@ -70,7 +70,7 @@ def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C:
     cached_rows = np.union1d(c.sources[c.sources >= 0], c.keys[c.fresh]).size
     # The rule counts the values the carry needs: of an instance that left, those against the
     # carried ones. Its row is computed over all positions (faster than picking them), but the
-    # rule, which decides which gradient a round starts from, stays as it was.
+    # rule, which decides which gradient a round starts from, still counts only those.
     if cached_rows * l + c.left.size * c.carried.size >= c.support.size * l:
         return None
     return (*_carried(kernel, y, prev, next_index, C, rows, c), c.left.size * l)
@@ -136,8 +136,7 @@ def _carried(kernel: KernelMatrix, y, prev, next_index, C: float, rows: Rows, c:
 def _add_row_sum(total, a, q, y, t, sources, weights):
     """total[a] += sum_b K[t, sources[b]] * weights[b], from t's row q of Q, for the two columns
     of weights (G's and G_bar's). The sums are kept in locals, not in ``total``: each
-    addition then waits on the one before only in a register (0.49 -> 0.15 s a round on full
-    Webdata, one thread)."""
+    addition then waits on the one before only in a register, not on a store to memory."""
     g = total[a, 0]
     g_bar = total[a, 1]
     yt = y[t]
@@ -161,8 +160,7 @@ def _carry_sums(rows_rest, cache_rows, shared_rows, changed, left, left_words, d
     ``left_words``'s column);
     total[a] = sum_b K[fresh[a], support[b]] * weights[b], from fresh[a]'s row. A new instance
     with alpha > 0 is both changed and fresh: reading its row once matters when the cache is
-    too small to keep it between the two uses (at a full data set's cache pressure it was
-    computed twice).
+    too small to keep it between the two uses, which would otherwise compute it twice.
     """
     rows = rows_together(rows_rest, cache_rows, shared_rows)
     y = rows.y
@@ -171,7 +169,7 @@ def _carry_sums(rows_rest, cache_rows, shared_rows, changed, left, left_words, d
     fresh_slot[fresh] = np.arange(fresh.shape[0])
     summed = np.zeros(fresh.shape[0], dtype=np.bool_)
     # moved is summed over every position, one delta column at a time, moved[m, :] contiguous
-    # (a vectorised loop; reading the carried positions out of each row took 4 times as long),
+    # (a vectorised loop, where reading the carried positions out of each row is a gather),
     # and a zero delta (G_bar's, unless alpha_b reached or left C) skipped: adding 0.0 to a sum
     # that started at 0.0 leaves it unchanged. A row of Q holds y_t y_c K[t, c], so its value
     # times y_c delta is y_t K[t, c] delta exactly (multiplying by +-1 commutes with rounding),

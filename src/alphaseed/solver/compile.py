@@ -20,9 +20,14 @@ def warmup() -> float:
     """Compile every jitted function of the solver on a tiny problem; return the seconds.
 
     Numba's on-disk cache is not safe for processes that compile the same functions at once (two
-    of them number their entries alike and one's index then points at the other's code: a fresh
-    clone's parallel pipeline jobs crashed so). So the processes of a machine compile or load one
+    of them number their entries alike and one's index then points at the other's code, which
+    crashes parallel jobs in a fresh clone). So the processes of a machine compile or load one
     at a time, under a file lock beside the cache.
+
+    Returns
+    -------
+    float
+        The seconds spent compiling or loading, the wait for the lock included.
     """
     t0 = time.perf_counter()
     with compile_lock():
@@ -35,7 +40,7 @@ def compile_lock():
     """Hold the machine's lock on Numba's on-disk cache of this package (see ``warmup``)."""
     try:
         import fcntl
-    except ImportError:  # not POSIX: no lock, as before
+    except ImportError:  # not POSIX: compile without a lock
         yield
         return
     folder = Path(__file__).with_name("__pycache__")
@@ -50,9 +55,10 @@ def compile_lock():
 
 
 def _compile() -> None:
+    """Train cold, warm and carried, and predict, on tiny float and binary data in every mode."""
     rng = np.random.default_rng(0)
-    # Float features, and binary ones: their bit sets take functions of their own (prediction's
-    # lookup by distance first ran, and compiled, inside a timed round).
+    # Float features, and binary ones: their bit sets take functions of their own (else
+    # prediction's lookup by distance would compile inside a timed round).
     features = (rng.normal(size=(24, 3)), (rng.random((24, 70)) < 0.3).astype(float))
     y = np.where(np.arange(24) % 2 == 0, 1.0, -1.0)
     for X, mode in itertools.product(features, ("cache", "shared", "gram")):

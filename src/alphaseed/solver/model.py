@@ -11,14 +11,50 @@ from .training import SolveResult, check_labels, solve
 
 
 def support_coefficients(y, train_index, alpha) -> tuple[np.ndarray, np.ndarray]:
-    """(global indices of the support vectors, y_j alpha_j of each)."""
+    """The support vectors of a solution and their dual coefficients.
+
+    Parameters
+    ----------
+    y : array-like
+        The labels (-1 or +1) of all instances.
+    train_index : array-like of int
+        The training instances (global indices).
+    alpha : ndarray
+        The solution, aligned with ``train_index``.
+
+    Returns
+    -------
+    tuple of ndarray
+        (global indices of the support vectors, y_j alpha_j of each).
+    """
     train_index = np.asarray(train_index, dtype=np.int64)
     sv = alpha > 0
     return train_index[sv], (np.asarray(y, dtype=np.float64)[train_index] * alpha)[sv]
 
 
 def decision_values(kernel: KernelMatrix, y, train_index, alpha, rho, test_index) -> np.ndarray:
-    """sum_j y_j alpha_j K(x_j, x_t) - rho for each test instance (global indices)."""
+    """sum_j y_j alpha_j K(x_j, x_t) - rho for each test instance, K in double precision.
+
+    Parameters
+    ----------
+    kernel : KernelMatrix
+        The kernel over all instances.
+    y : array-like
+        The labels (-1 or +1) of all instances.
+    train_index : array-like of int
+        The training instances (global indices).
+    alpha : ndarray
+        The solution, aligned with ``train_index``.
+    rho : float
+        The solution's rho.
+    test_index : array-like of int
+        The test instances (global indices).
+
+    Returns
+    -------
+    ndarray
+        The decision value of each test instance.
+    """
     support, coef = support_coefficients(y, train_index, alpha)
     return kernel.times_float64(test_index, support, coef) - rho
 
@@ -57,8 +93,20 @@ class SVMModel:
         self._sv_sqnorm = squared_norms(support_vectors)
 
     def decision_function(self, X) -> np.ndarray:
-        """sum_i y_i alpha_i K(x_i, x) - rho of each row x of ``X`` (dense or sparse), in double
-        precision as LibSVM's svm_predict computes it."""
+        """The decision value sum_i y_i alpha_i K(x_i, x) - rho of each row x of ``X``.
+
+        K is in double precision, as LibSVM's svm_predict computes it.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+            The instances, one row each, with the training data's features.
+
+        Returns
+        -------
+        ndarray
+            The decision value of each row.
+        """
         Xd = dense_features(X)
         if Xd.shape[1] != self.support_vectors.shape[1]:
             raise SolverInputError(
@@ -70,7 +118,18 @@ class SVMModel:
                                   blas_dots_are_exact(Xd, self.support_vectors)) - self.rho
 
     def predict(self, X) -> np.ndarray:
-        """LibSVM's rule: +1 where the decision value is > 0, else -1."""
+        """LibSVM's rule: +1 where the decision value is > 0, else -1.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+            The instances, one row each, with the training data's features.
+
+        Returns
+        -------
+        ndarray
+            +1 or -1 for each row.
+        """
         return np.where(self.decision_function(X) > 0, 1, -1)
 
 

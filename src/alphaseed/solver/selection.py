@@ -28,6 +28,7 @@ def chunk_results(chunks):
 
 @njit(cache=True, nogil=True)
 def chunk_bounds(active, chunks, c):
+    """[lo, hi) of chunk c of ``chunks`` contiguous chunks over ``active`` positions."""
     return c * active // chunks, (c + 1) * active // chunks
 
 
@@ -38,11 +39,9 @@ def chunk_bounds(active, chunks, c):
 # they compare equal), one finds the best key, comparing the keys' bits as integers; the
 # last position holding it is then looked for in the one block of KEY_BLOCK positions whose
 # best it was. The values, comparisons and ties are LibSVM's: same pairs, same iterations.
-# 3 to 4 times faster than one loop with branches on full Webdata's 44,500 active instances
-# (one thread). The look back is a scalar loop over half a block on average, so blocks are
-# short: at 2,048 it was a sixth of an iteration over a few hundred active instances (the
-# corners of a grid search: Adult 2,000-sample fold at C = 2**15, gamma = 2**-9, 2.45 -> 2.15 us
-# an iteration at 256), and on large active sets the extra blocks cost little.
+# The look back is a scalar loop over half a block on average, so blocks are short: long
+# ones make it a large part of an iteration over a small active set (the corners of a grid
+# search), and on large active sets the extra blocks cost little.
 KEY_BLOCK = 256
 _SIGN_BITS = np.int64(0x7FFFFFFFFFFFFFFF)
 _LOWEST_KEY = np.int64(-0x8000000000000000)
@@ -58,6 +57,7 @@ def _ordered(bits, which):
 
 @njit(cache=True, nogil=True)
 def _best_bits(bits, which):
+    """The largest ``_ordered`` key of ``bits``, by a loop the compiler vectorises."""
     best = _LOWEST_KEY
     for k in range(bits.shape[0]):
         key = _ordered(bits[k], which)
@@ -128,6 +128,8 @@ def _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status, keys):
 
 @njit(cache=True, nogil=True, inline="always")
 def _low_keys(gmax, qi, y_i, y, status, G, keys, low_keys):
+    """Each position's keys for ``_min_low_over``: its obj_diff where j is in I_low and the gap
+    is positive (else INF), and y_j G_j where j is in I_low (else -INF)."""
     for j in range(G.shape[0]):
         low = in_low(y[j], status[j])
         yg = y[j] * G[j]
@@ -158,6 +160,7 @@ def _min_low_over(lo, hi, gmax, qi, i, y, status, G, keys):
 # several unpacked in one statement, Numba 0.68's parfor pass let the chunks' writes be lost.
 @njit(cache=True, nogil=True, parallel=True)
 def _chunked_max_up(state, y, active, chunks, values, indices):
+    """Each chunk's ``_max_up_over``, a thread each, into ``values`` and ``indices``."""
     status = state.status
     G = state.G
     keys = state.keys
@@ -168,6 +171,7 @@ def _chunked_max_up(state, y, active, chunks, values, indices):
 
 @njit(cache=True, nogil=True, parallel=True)
 def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices):
+    """Each chunk's ``_update_and_max_up_over``, a thread each, into ``values`` and ``indices``."""
     status = state.status
     G = state.G
     keys = state.keys
@@ -179,6 +183,7 @@ def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values,
 
 @njit(cache=True, nogil=True, parallel=True)
 def _chunked_min_low(state, y, active, chunks, gmax, qi, i, values, indices, maxima):
+    """Each chunk's ``_min_low_over``, a thread each, into ``values``, ``indices`` and ``maxima``."""
     status = state.status
     G = state.G
     keys = state.keys

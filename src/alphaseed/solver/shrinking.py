@@ -49,10 +49,9 @@ def _reconstruct_from_gram(state, rows, active, walk_inactive):
 
 
 # Rows of inactive instances, taken four at a time: each G[i] is still summed over the free
-# alphas in LibSVM's order, but four independent sums hide the latency of each addition (one
-# sum at a time waited on the one before: the reconstructions were 38 % of full Adult's first
-# round in cache mode). The rows are requested in LibSVM's order; a row evicted by the next
-# request stays valid while it is held.
+# alphas in LibSVM's order, but four independent sums hide the latency of each addition, where
+# one sum at a time waits on the one before. The rows are requested in LibSVM's order; a row
+# evicted by the next request stays valid while it is held.
 @njit(cache=True, nogil=True)
 def _walk_inactive(state, rows, active):
     """G[i] += sum of alpha_j Q_ij over the free j, for each inactive i (LibSVM's walk)."""
@@ -131,6 +130,8 @@ def unshrink(state, rows, active):
 
 @njit(cache=True, nogil=True)
 def _be_shrunk(i, gmax1, gmax2, y, status, G):
+    """LibSVM's be_shrunk: whether position i sits at a bound it is unlikely to leave, given
+    gmax1 (the largest -y G over I_up) and gmax2 (the largest y G over I_low)."""
     if status[i] == UPPER:
         if y[i] > 0:
             return -G[i] > gmax1

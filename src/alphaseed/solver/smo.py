@@ -120,8 +120,12 @@ def _update(state, rows, active, i, j, C):
     if uj != (status[j] == UPPER):
         _update_g_bar(state, rows, j, uj, C)
     return up
+
+
 @njit(cache=True, nogil=True)
 def _calculate_rho(active, y, status, G):
+    """LibSVM's rho: the mean of y G over the free positions, else the middle of the interval
+    the positions at a bound leave for it."""
     n_free = 0
     ub = INF
     lb = -INF

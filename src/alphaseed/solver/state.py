@@ -41,7 +41,7 @@ SolverRows = namedtuple("SolverRows", ["gamma", "gidx", "y", "cache", "fill"])
 # The solver's state, indexed by position: alpha, the gradient G, LibSVM's G_bar, each
 # alpha's bound status, ``perm`` and the event counts (RECONSTRUCTIONS, ...), and the number
 # of chunks the loops over a large active set run in (a thread each), and ``keys``, two rows
-# of scratch for the selection's keys (``selection.keyed_best``), which every step writes.
+# of scratch for the selection's keys (``selection._keyed_best``), which every step writes.
 # Other scratch arrays (the chunks' results, shrinking's swaps) are allocated where they are
 # used, next to loops that cost far more: every array in the state costs reference counts at
 # each step it goes through.
@@ -58,7 +58,7 @@ def kernel_rows(kernel: KernelMatrix, gidx, y, cache) -> Rows:
 
 # The compiled functions called from Python take their Rows as ``rows_apart`` gives them,
 # ``f(*rows_apart(rows), ...)``: Rows holds typed Lists (the row caches), and Numba would type
-# it in Python on every call (0.3-0.4 ms, against 5 ms for a whole Heart training run).
+# it in Python on every call, slowly next to a small data set's whole training run.
 def rows_apart(rows: Rows) -> tuple:
     """(``rows`` without its Lists, its cache's List, its source's shared cache's List)."""
     cache_rows, cache_rest = cache_apart(rows.cache)
@@ -75,6 +75,8 @@ def rows_together(rest, cache_rows, shared_rows):
 
 
 def new_state(alpha, G, G_bar, C: float, threads: int) -> State:
+    """The State at ``alpha`` with its gradients: bound statuses from alpha and C, positions in
+    the caller's order, no events, and ``threads`` chunks for the loops over large active sets."""
     l = alpha.shape[0]
     status = np.where(alpha >= C, UPPER, np.where(alpha <= 0.0, LOWER, FREE)).astype(np.int8)
     return State(alpha, G, G_bar, status, np.arange(l), np.zeros(N_EVENTS, dtype=np.int64),
@@ -93,11 +95,13 @@ def q_row(rows, p, length):
 
 @njit(cache=True, nogil=True)
 def row_source_of(rows):
+    """The solver's row source, behind ``fill``."""
     return rows.fill[0][2]
 
 
 @njit(cache=True, nogil=True)
 def bound_status(a, C):
+    """UPPER, LOWER or FREE for an alpha at C, at 0 or between."""
     if a >= C:
         return UPPER
     if a <= 0.0:
@@ -126,6 +130,7 @@ def init_gradient(rows_rest, cache_rows, shared_rows, alpha, C):
 
 @njit(cache=True, nogil=True)
 def _swap(a, i, j):
+    """Exchange a[i] and a[j]."""
     tmp = a[i]
     a[i] = a[j]
     a[j] = tmp

@@ -23,34 +23,94 @@ from .state import (
 
 @dataclass
 class KernelCounts:
-    """The kernel work of one training run, counted at the round's row cache (``kernel_cache``).
+    """The kernel work of one training run, counted at the round's row cache (``RowCache``).
 
     In ``cache`` mode each computed value is one kernel evaluation; in ``shared`` and ``gram``
     modes it is a value copied from the shared rows or the Gram matrix (and ``gram`` mode's
     reconstruction reads the matrix directly, outside the cache). A miss either computes a row
     from scratch or extends the computed prefix of a cached row.
+
+    Parameters
+    ----------
+    requests : int, default 0
+        Rows of Q requested through the cache.
+    hits : int, default 0
+        Requests answered without computing a value.
+    rows_computed : int, default 0
+        Misses that computed a row from scratch.
+    rows_extended : int, default 0
+        Misses that extended a cached row.
+    values_computed : int, default 0
+        Total length computed by the misses.
+    evictions : int, default 0
+        Rows evicted from the cache.
+    init_values : int, default 0
+        Of values_computed: the starting gradient's (initialised or carried).
+    reconstructions : int, default 0
+        Gradient reconstructions (unshrinking).
+    reconstruction_values : int, default 0
+        Of values_computed: by the reconstructions.
+    g_bar_rows : int, default 0
+        Full-length rows requested as an alpha crossed C.
+    g_bar_values : int, default 0
+        Of values_computed: by those requests.
+    active_sum : int, default 0
+        Active-set size summed over the iterations.
+    carried : bool, default False
+        Whether the gradient was carried over (else LibSVM's initialisation, or given).
+    carry_values_outside : int, default 0
+        Kernel values the carry computed outside the cache.
     """
-    requests: int = 0               # rows of Q requested through the cache
-    hits: int = 0                   # requests answered without computing a value
-    rows_computed: int = 0          # misses that computed a row from scratch
-    rows_extended: int = 0          # misses that extended a cached row
-    values_computed: int = 0        # total length computed by the misses
+    requests: int = 0
+    hits: int = 0
+    rows_computed: int = 0
+    rows_extended: int = 0
+    values_computed: int = 0
     evictions: int = 0
-    init_values: int = 0            # of values_computed: the gradient's initialisation
-    reconstructions: int = 0        # gradient reconstructions (unshrinking)
-    reconstruction_values: int = 0  # of values_computed: by the reconstructions
-    g_bar_rows: int = 0             # full-length rows requested as an alpha crossed C
-    g_bar_values: int = 0           # of values_computed: by those requests
-    active_sum: int = 0             # active-set size summed over the iterations
-    carried: bool = False           # the gradient was carried over (else LibSVM's initialisation)
-    carry_values_outside: int = 0   # kernel values the carry computed outside the cache
+    init_values: int = 0
+    reconstructions: int = 0
+    reconstruction_values: int = 0
+    g_bar_rows: int = 0
+    g_bar_values: int = 0
+    active_sum: int = 0
+    carried: bool = False
+    carry_values_outside: int = 0
 
 
 @dataclass
 class SolveResult:
+    """One training run's solution and figures, aligned with its training index.
+
+    Parameters
+    ----------
+    alpha : ndarray
+        The solution.
+    gradient : ndarray
+        G = Q alpha - 1, which a warm start on an overlapping training set carries over.
+    gradient_bar : ndarray
+        LibSVM's G_bar = C * sum of Q[:, j] over alpha_j = C.
+    rho : float
+        The decision value is sum_j y_j alpha_j K(x_j, x) - rho.
+    objective : float
+        The dual objective at alpha, alpha^T Q alpha / 2 - sum(alpha).
+    iterations : int
+        SMO iterations.
+    iteration_cap_hit : bool
+        Whether SMO stopped at the iteration cap rather than at eps.
+    seconds_gradient_init : float
+        Seconds spent on the starting gradient (carried, given or initialised).
+    seconds_train : float
+        Seconds spent in SMO's loop.
+    n_sv : int
+        Support vectors (alpha > 0).
+    n_bounded_sv : int
+        Of those, the ones at C.
+    kernel : KernelCounts
+        The run's kernel work.
+    """
     alpha: np.ndarray
-    gradient: np.ndarray      # G = Q alpha - 1, aligned with the training index
-    gradient_bar: np.ndarray  # LibSVM's G_bar = C * sum of Q[:, j] over alpha_j = C
+    gradient: np.ndarray
+    gradient_bar: np.ndarray
     rho: float
     objective: float
     iterations: int
@@ -63,6 +123,7 @@ class SolveResult:
 
 
 def check_labels(y: np.ndarray) -> np.ndarray:
+    """``y`` as a flat float64 array, after checking every label is -1 or +1."""
     y = np.asarray(y, dtype=np.float64).ravel()
     if y.size and not ((y == 1.0) | (y == -1.0)).all():
         bad = np.unique(y[~np.isin(y, (-1.0, 1.0))])[:5]
@@ -71,6 +132,7 @@ def check_labels(y: np.ndarray) -> np.ndarray:
 
 
 def check_C(C: float) -> float:
+    """``C`` as a float, after checking it is positive and finite."""
     C = float(C)
     if not np.isfinite(C) or C <= 0:
         raise SolverInputError(f"C must be a positive finite number, got {C!r}")
