@@ -2,13 +2,21 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: test results clean-cache
+.PHONY: test results docs clean-cache
 
 # Reinstall only when the package metadata changes; the install is editable, so code changes need nothing.
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -e '.[test]'
 	touch $(STAMP)
+
+# The documentation's tools (the `docs` extra), installed beside the package; reinstalled only when
+# the package metadata changes, as above.
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): pyproject.toml
+	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -e '.[docs]'
+	touch $(DOCS_STAMP)
 
 # PYTEST_ARGS: extra pytest options (.ci/run passes --hypothesis-profile=ci).
 test: $(STAMP)
@@ -19,6 +27,10 @@ test: $(STAMP)
 results: PROFILE ?= quick
 results: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) $(if $(filter-out paper,$(PROFILE)),--configfile workflow/configs/$(PROFILE).yaml)
+
+# make docs: the documentation site -> docs/_build/html (warnings are errors, all of them reported).
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 # Numba's on-disk cache does not notice when a jitted function in another module changes; after
 # editing the solver or the kernels, drop it (a fresh clone has none).

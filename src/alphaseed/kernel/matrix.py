@@ -344,7 +344,7 @@ class KernelMatrix:
         hold every test-versus-train value: a round's prediction then reads memory instead of
         recomputing n_test x n_sv kernel values. A sign taken from float32 values is kept only
         where it is certain: the float32 values differ from the double ones by at most
-        ``FLOAT32_SIGN_SLACK`` of their sum of |weight| x K, and each double sum by len(cols) + 2
+        ``FLOAT32_SIGN_SLACK`` of their sum of ``|weight| x K``, and each double sum by len(cols) + 2
         rounding units. When any row's sum lies within that of zero, the whole call is summed in double
         precision: the double sums' last bits depend on the rows BLAS multiplies together, so
         re-summing only the uncertain rows could flip a sign that is within a rounding unit of

@@ -130,7 +130,7 @@ def blas_dots_are_exact(*arrays: np.ndarray) -> bool:
 
     Only then may a BLAS product or a compact form stand in for the dense loop: integer values
     make every product and partial sum an integer; each is bounded by
-    sum_f |x_f z_f| <= ||x|| ||z|| <= the largest squared norm, so below 2**53 all are exact.
+    ``sum_f |x_f z_f| <= ||x|| ||z||`` <= the largest squared norm, so below 2**53 all are exact.
 
     Parameters
     ----------

@@ -285,7 +285,7 @@ def job_mem_mb(n: int, dim: int, k: str, method: str, kernel_mode: str, cache_mb
 
     Interpreter and compiled code, the dense float64 features, the kernel (LibSVM's nodes and
     cache, our per-round cache, or the float32 Gram matrix), and the seeders' dense blocks: MIR's
-    least-squares system (at most 1 GiB, or the |T| x |T| normal equations), ATO's bordered system
+    least-squares system (at most 1 GiB, or the ``|T| x |T|`` normal equations), ATO's bordered system
     and 2 GiB column store, 256 MB kernel slabs.
 
     Parameters

@@ -102,7 +102,7 @@ def solver_options(params: dict) -> SolverOptions:
 
 
 def encode_binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
-    """(classes_, LibSVM's labels): +1 for classes_[0], -1 for classes_[1].
+    """(``classes_``, LibSVM's labels): +1 for ``classes_[0]``, -1 for ``classes_[1]``.
 
     Refuses a target that is not a classification target, and anything but exactly two classes.
 
