@@ -71,9 +71,9 @@ def run_round(kernel: KernelMatrix, y: np.ndarray, split: tuple, C: float, *, op
     Parameters
     ----------
     kernel : KernelMatrix
-        The kernel over all instances.
+        The dataset's kernel, which every round of a cross-validation shares.
     y : ndarray
-        The labels (-1 or +1) of all instances.
+        Every instance's label, -1 or +1, indexed as the kernel's rows.
     split : tuple
         ``(train, test)``: global indices, the training set in the solver's order.
     C : float

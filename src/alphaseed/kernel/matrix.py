@@ -61,17 +61,12 @@ def default_memory_budget() -> int:
 
 
 def gram_bytes(n: int) -> int:
-    """The bytes of the float32 Gram matrix of n instances.
+    """The bytes of the float32 Gram matrix of n instances: 4 n^2.
 
     Parameters
     ----------
     n : int
-        The number of instances.
-
-    Returns
-    -------
-    int
-        4 n^2.
+        The matrix's rows (and columns).
     """
     return 4 * n * n
 
@@ -381,19 +376,15 @@ class KernelMatrix:
         return np.where(decision > 0, 1, -1).astype(np.int8)
 
     def times_float64(self, rows, cols, weights) -> np.ndarray:
-        """K[rows][:, cols] @ weights with K in double precision, as LibSVM predicts.
+        """K[rows][:, cols] @ weights with K in double precision, as LibSVM predicts
+        (``kernel_cross_times``): one value, or a row of values, per row.
 
         Parameters
         ----------
         rows, cols : array-like of int
-            Global instance indices.
+            The instances (global indices) of the product's rows and of its columns.
         weights : array-like
-            A vector, or columns, aligned with ``cols``.
-
-        Returns
-        -------
-        ndarray
-            One value, or one row of values, per row (``kernel_cross_times``).
+            One weight per column, or a column of weights per output column.
         """
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)

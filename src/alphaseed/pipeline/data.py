@@ -61,7 +61,7 @@ def processed_path(name: str, config: dict) -> Path:
     Parameters
     ----------
     name : str
-        The dataset's name.
+        The dataset, which names the file.
     config : dict
         The configuration (its ``data_dir``).
 
@@ -199,9 +199,9 @@ def locate_source(name: str, config: dict) -> tuple[Path, bool]:
     Parameters
     ----------
     name : str
-        The dataset's name.
+        A dataset of ``config``.
     config : dict
-        The validated configuration.
+        The validated configuration, with the dataset's entry, the data folder and the mirror.
 
     Returns
     -------

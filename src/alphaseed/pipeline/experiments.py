@@ -111,7 +111,7 @@ def studies(config: dict) -> list[str]:
     Parameters
     ----------
     config : dict
-        The validated configuration.
+        The validated configuration, whose experiments may name a ``study``.
 
     Returns
     -------

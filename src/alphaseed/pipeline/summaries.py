@@ -104,19 +104,15 @@ def summarise(record: dict, wall_seconds: float | None = None) -> dict:
 
 
 def validate_summary(summary, source: str = "run summary") -> None:
-    """Refuse a run summary of another version or one that breaks ``SUMMARY_SCHEMA``.
+    """Refuse, with a ``RunRecordError`` naming ``source`` and the first offending key (or the version
+    and to regenerate the summary), a run summary of another version or one that breaks ``SUMMARY_SCHEMA``.
 
     Parameters
     ----------
     summary : object
-        The parsed JSON.
+        A summary as read from its JSON file.
     source : str, default "run summary"
-        Where it came from, for the message.
-
-    Raises
-    ------
-    RunRecordError
-        Naming ``source`` and the first offending key, or the version and to regenerate the summary.
+        What the message calls it (its path, say).
     """
     validate_versioned(summary, SUMMARY_SCHEMA, "summary_version", SUMMARY_VERSION, source,
                        "regenerate the summary from its run record")
@@ -150,14 +146,10 @@ def write_summary(path: str | os.PathLike, summary: dict) -> None:
     Parameters
     ----------
     path : str or os.PathLike
-        The summary's file.
+        Where the summary goes, a JSON file.
     summary : dict
-        ``summarise``'s result.
-
-    Raises
-    ------
-    RunRecordError
-        If the summary breaks the schema; nothing is written then.
+        ``summarise``'s result; one that breaks the schema raises ``RunRecordError`` and nothing
+        is written.
     """
     text = summary_text(summary)
     validate_summary(json.loads(text), source=str(path))

@@ -218,48 +218,22 @@ def format_seconds_scientific(value: float) -> str:
     return f"{value:.1e}".replace("e+0", "e").replace("e+", "e")
 
 
-def format_count(value: float) -> str:
-    """A count, whole, with thousands separators; NOT_AVAILABLE where there is none.
+def _formatter(spec: str, suffix: str, what: str):
+    """A formatter of one kind of figure: ``format(value, spec) + suffix``, NOT_AVAILABLE where there is
+    none; ``what`` is the start of its docstring."""
+    def render(value: float) -> str:
+        return NOT_AVAILABLE if value is None or not np.isfinite(value) else format(value, spec) + suffix
 
-    Parameters
-    ----------
-    value : float or None
-        The count; None or a value that is not finite prints as NOT_AVAILABLE.
-    """
-    return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:,.0f}"
-
-
-def format_percent(value: float) -> str:
-    """A percentage with two decimals, without "%" (the column's heading has it); NOT_AVAILABLE where there is none.
-
-    Parameters
-    ----------
-    value : float or None
-        The percentage; None or a value that is not finite prints as NOT_AVAILABLE.
-    """
-    return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:.2f}"
+    render.__doc__ = (f"{what}; NOT_AVAILABLE where there is none.\n\nParameters\n----------\n"
+                      "value : float or None\n    The figure; None or a value that is not finite prints as "
+                      "NOT_AVAILABLE.\n\nReturns\n-------\nstr\n    The cell's text.\n")
+    return render
 
 
-def format_ratio(value: float) -> str:
-    """A ratio with two decimals and a times sign; NOT_AVAILABLE where there is none.
-
-    Parameters
-    ----------
-    value : float or None
-        The ratio; None or a value that is not finite prints as NOT_AVAILABLE.
-    """
-    return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:.2f}\u00d7"
-
-
-def format_number(value: float) -> str:
-    """A number in its shortest general form (``g``), as C and gamma print; NOT_AVAILABLE where there is none.
-
-    Parameters
-    ----------
-    value : float or None
-        The number; None or a value that is not finite prints as NOT_AVAILABLE.
-    """
-    return NOT_AVAILABLE if value is None or not np.isfinite(value) else f"{value:g}"
+format_count = _formatter(",.0f", "", "A count, whole, with thousands separators")
+format_percent = _formatter(".2f", "", 'A percentage with two decimals, without "%" (the column\'s heading has it)')
+format_ratio = _formatter(".2f", "\u00d7", "A ratio with two decimals and a times sign")
+format_number = _formatter("g", "", "A number in its shortest general form (``g``), as C and gamma print")
 
 
 def _markers(row: pd.Series, metric: str, source: str) -> str:
@@ -585,9 +559,9 @@ def document_html(title: str, notes: list[str], sections: list) -> str:
     Parameters
     ----------
     title : str
-        The page's heading.
+        The page's heading, escaped.
     notes : list of str
-        The paragraphs under it.
+        Paragraphs of plain text, each escaped.
     sections : list of (str, DataFrame)
         Each heading (an empty one is left out) and its table; an index other than a plain range is shown.
     """

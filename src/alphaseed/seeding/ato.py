@@ -243,7 +243,7 @@ def next_event(path: _Path, g, dg, free, dbeta_free, adding) -> tuple[float, int
 
 
 def seed_ato(ctx: SeedContext) -> np.ndarray:
-    """ATO's seed for X' = ``ctx.next_index``.
+    """ATO's feasible seed for X' = ``ctx.next_index``, aligned with it.
 
     Follows the path of the module docstring from the previous optimum (alpha_T = 0) until R is
     empty or MAX_STEPS events, then AdjustAlpha.
@@ -251,12 +251,7 @@ def seed_ato(ctx: SeedContext) -> np.ndarray:
     Parameters
     ----------
     ctx : SeedContext
-        The previous round's optimum and the sets S, R and T.
-
-    Returns
-    -------
-    ndarray
-        A feasible alpha' aligned with ``ctx.next_index``.
+        Where the path starts: the previous round's optimum, and S, R and T.
     """
     lay = layout(ctx)
     path = _start(ctx, lay)

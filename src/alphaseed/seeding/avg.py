@@ -32,25 +32,16 @@ def leave_one_out_layout(ctx: SeedContext, method: str) -> Layout:
 
 
 def seed_avg(ctx: SeedContext) -> np.ndarray:
-    """AVG's seed for X \\ {t}, the leave-one-out round that leaves out t.
+    """AVG's feasible seed for X \\ {t}, aligned with ``ctx.next_index``.
 
     alpha_S is kept and y_t alpha_t spread uniformly over the free SVs (then over all of S, then
-    the cold start; see the module docstring).
+    the cold start; see the module docstring). A context that removes other than one instance,
+    or adds any, raises ``SeedingError``.
 
     Parameters
     ----------
     ctx : SeedContext
-        The model on all instances and a leave-one-out round's sets: R = {t}, T empty.
-
-    Returns
-    -------
-    ndarray
-        A feasible alpha' aligned with ``ctx.next_index``.
-
-    Raises
-    ------
-    SeedingError
-        If ``ctx`` removes other than one instance or adds any.
+        The model trained on every instance, and the round that leaves out t: R = {t}, T empty.
     """
     lay = leave_one_out_layout(ctx, "avg")
     alpha = carry_shared(ctx, lay)

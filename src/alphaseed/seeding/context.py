@@ -72,9 +72,9 @@ def seed_context(kernel: KernelMatrix, y: np.ndarray, C: float, previous: tuple,
     Parameters
     ----------
     kernel : KernelMatrix
-        The kernel over all instances.
+        The kernel the seeders read their blocks of K from.
     y : ndarray
-        The labels (-1 or +1) of all instances.
+        Labels of the whole dataset (-1 or +1), by global index.
     C : float
         The penalty of both rounds.
     previous : tuple

@@ -55,22 +55,14 @@ def leave_out_in_turn(ctx: SeedContext, beta: np.ndarray, donors: np.ndarray,
 
 
 def seed_full(ctx: SeedContext) -> np.ndarray:
-    """FULL's seed for X' = X minus the removed instances (see the module docstring).
+    """FULL's feasible seed for X' = X minus the removed instances, aligned with ``ctx.next_index``.
+
+    See the module docstring; a context that adds instances raises ``SeedingError``.
 
     Parameters
     ----------
     ctx : SeedContext
         The model on all instances and the round's sets: R = what X' lacks, T empty.
-
-    Returns
-    -------
-    ndarray
-        A feasible alpha' aligned with ``ctx.next_index``.
-
-    Raises
-    ------
-    SeedingError
-        If ``ctx`` adds instances.
     """
     if ctx.added.size:
         raise SeedingError(

@@ -66,7 +66,7 @@ def least_squares_system(ctx: SeedContext, rows: np.ndarray, cols: np.ndarray, r
 
 
 def seed_mir(ctx: SeedContext) -> np.ndarray:
-    """MIR's seed for X' = ``ctx.next_index``.
+    """MIR's feasible seed for X' = ``ctx.next_index``, aligned with it.
 
     alpha_S is kept, alpha_T is the least-squares solution of Equation 13 over the rows of S
     (0 when S or T is empty), then AdjustAlpha (T, then free S, then all of S).
@@ -74,12 +74,7 @@ def seed_mir(ctx: SeedContext) -> np.ndarray:
     Parameters
     ----------
     ctx : SeedContext
-        The previous round's optimum and the sets S, R and T.
-
-    Returns
-    -------
-    ndarray
-        A feasible alpha' aligned with ``ctx.next_index``.
+        Round h's optimum, with S, R and T of round h + 1.
     """
     lay = layout(ctx)
     alpha = carry_shared(ctx, lay)

@@ -47,7 +47,7 @@ def match_most_similar(ctx: SeedContext, donors: np.ndarray, candidates: np.ndar
 
 
 def seed_sir(ctx: SeedContext) -> np.ndarray:
-    """SIR's seed for X' = ``ctx.next_index``.
+    """SIR's feasible seed for X' = ``ctx.next_index``, aligned with it.
 
     alpha_S is kept, each alpha_r > 0 handed to its most similar same-label instance of T
     (``match_most_similar``), then AdjustAlpha (T, then free S, then all of S).
@@ -55,12 +55,7 @@ def seed_sir(ctx: SeedContext) -> np.ndarray:
     Parameters
     ----------
     ctx : SeedContext
-        The previous round's optimum and the sets S, R and T.
-
-    Returns
-    -------
-    ndarray
-        A feasible alpha' aligned with ``ctx.next_index``.
+        The previous optimum and the shared, removed and added sets.
     """
     lay = layout(ctx)
     alpha = carry_shared(ctx, lay)

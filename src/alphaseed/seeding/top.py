@@ -32,25 +32,16 @@ def fill_in_order(beta: np.ndarray, lo: np.ndarray, hi: np.ndarray, order: np.nd
 
 
 def seed_top(ctx: SeedContext) -> np.ndarray:
-    """TOP's seed for X \\ {t}, the leave-one-out round that leaves out t.
+    """TOP's feasible seed for X \\ {t} (the round leaving out t), aligned with ``ctx.next_index``.
 
     alpha_S is kept and y_t alpha_t placed on the instances of S in decreasing K(x_t, x_j), each
-    up to its bound (``fill_in_order``); the cold start if it cannot all be placed.
+    up to its bound (``fill_in_order``); the cold start if it cannot all be placed. Like AVG, it
+    refuses a context that is not a leave-one-out round (``SeedingError``).
 
     Parameters
     ----------
     ctx : SeedContext
-        The model on all instances and a leave-one-out round's sets: R = {t}, T empty.
-
-    Returns
-    -------
-    ndarray
-        A feasible alpha' aligned with ``ctx.next_index``.
-
-    Raises
-    ------
-    SeedingError
-        If ``ctx`` removes other than one instance or adds any.
+        The full model's solution; R holds t alone and T nothing.
     """
     lay = leave_one_out_layout(ctx, "top")
     alpha = carry_shared(ctx, lay)

@@ -393,49 +393,34 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return self._best().classes_
 
     def predict(self, X):
-        """The best estimator's predicted classes (needs ``refit``).
+        """The best estimator's class of each row of ``X``, one of ``classes_`` (needs ``refit``).
 
         Parameters
         ----------
         X : array-like or sparse matrix
-            The instances, with the features of the training set.
-
-        Returns
-        -------
-        ndarray
-            One class of ``classes_`` per instance.
+            Rows to classify.
         """
         return self._best().predict(X)
 
     def decision_function(self, X):
-        """The best estimator's decision values, positive towards ``classes_[1]`` (needs ``refit``).
+        """The best estimator's decision value of each row, positive towards ``classes_[1]`` (needs ``refit``).
 
         Parameters
         ----------
         X : array-like or sparse matrix
-            The instances, with the features of the training set.
-
-        Returns
-        -------
-        ndarray
-            One decision value per instance.
+            Instances with the searched data's features.
         """
         return self._best().decision_function(X)
 
     def score(self, X, y):
-        """The best estimator's accuracy on (X, y) (needs ``refit``).
+        """The best estimator's accuracy on (X, y), a fraction (needs ``refit``).
 
         Parameters
         ----------
         X : array-like or sparse matrix
-            The instances, with the features of the training set.
+            The test instances.
         y : array-like
             Their true classes.
-
-        Returns
-        -------
-        float
-            The fraction predicted correctly.
         """
         return self._best().score(X, y)
 

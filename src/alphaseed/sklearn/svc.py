@@ -241,33 +241,28 @@ class SVC(ClassifierMixin, BaseEstimator):
                                self._gamma, result)
 
     def decision_function(self, X) -> np.ndarray:
-        """Signed distance to the boundary, positive towards ``classes_[1]`` (scikit-learn's).
+        """Signed distance of each row to the boundary, positive towards ``classes_[1]`` (scikit-learn's).
 
         Parameters
         ----------
         X : array-like or sparse matrix
-            The instances, with the features of the training set.
+            The instances, with as many features as the training data had.
 
         Returns
         -------
         ndarray
-            One decision value per instance.
+            One value per row.
         """
         check_is_fitted(self)
         return self._model.decision_function(self._validated(X, reset=False))
 
     def predict(self, X) -> np.ndarray:
-        """The class of each instance: ``classes_[1]`` where the decision value is >= 0.
+        """The class of each row, one of ``classes_``: ``classes_[1]`` where the decision value is >= 0.
 
         Parameters
         ----------
         X : array-like or sparse matrix
-            The instances, with the features of the training set.
-
-        Returns
-        -------
-        ndarray
-            One class of ``classes_`` per instance.
+            Rows to predict.
         """
         towards_second = self.decision_function(X) >= 0
         return self.classes_[towards_second.astype(np.intp)]

@@ -38,9 +38,9 @@ def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C:
     Parameters
     ----------
     kernel : KernelMatrix
-        The kernel over all instances.
+        The kernel, whose bit sets give the rows of instances that left the training set.
     y : ndarray
-        The labels (-1 or +1) of all instances.
+        All the labels, -1 or +1, by global index.
     previous : tuple
         ``(its training index, its SolveResult)``.
     next_index : ndarray

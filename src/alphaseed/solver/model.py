@@ -38,13 +38,13 @@ def decision_values(kernel: KernelMatrix, y, train_index, alpha, rho, test_index
     Parameters
     ----------
     kernel : KernelMatrix
-        The kernel over all instances.
+        The kernel over training and test instances alike.
     y : array-like
-        The labels (-1 or +1) of all instances.
+        Labels of the whole dataset, -1 or +1.
     train_index : array-like of int
-        The training instances (global indices).
+        The instances (global indices) the solution was trained on.
     alpha : ndarray
-        The solution, aligned with ``train_index``.
+        Their alphas, aligned with ``train_index``.
     rho : float
         The solution's rho.
     test_index : array-like of int
@@ -118,17 +118,12 @@ class SVMModel:
                                   blas_dots_are_exact(Xd, self.support_vectors)) - self.rho
 
     def predict(self, X) -> np.ndarray:
-        """LibSVM's rule: +1 where the decision value is > 0, else -1.
+        """+1 or -1 for each row of ``X``, by LibSVM's rule: +1 where the decision value is > 0.
 
         Parameters
         ----------
         X : array-like or sparse matrix
-            The instances, one row each, with the training data's features.
-
-        Returns
-        -------
-        ndarray
-            +1 or -1 for each row.
+            Rows to label.
         """
         return np.where(self.decision_function(X) > 0, 1, -1)
 
@@ -140,13 +135,13 @@ def train_svm(X, y, C: float, gamma: float, *, alpha0=None,
     Parameters
     ----------
     X : array-like or sparse matrix
-        The features, one row per instance.
+        The training instances, one row each (dense, or sparse: densified).
     y : array-like
-        The labels, -1 or +1.
+        Their labels, -1 or +1.
     C : float
-        The penalty.
+        The penalty, the bound on every alpha.
     gamma : float
-        The kernel's gamma.
+        The width of the kernel: larger is narrower.
     alpha0 : ndarray, optional
         A feasible start (``solve``'s); zero if None.
     options : SolverOptions

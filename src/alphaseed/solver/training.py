@@ -61,17 +61,21 @@ class KernelCounts:
     carry_values_outside : int, default 0
         Kernel values the carry computed outside the cache.
     """
+    # what the row cache counted: requests and hits, then the misses and what they cost
     requests: int = 0
     hits: int = 0
+    # a miss computes a row from scratch or extends its computed prefix
     rows_computed: int = 0
     rows_extended: int = 0
     values_computed: int = 0
     evictions: int = 0
+    # the values computed where: the start's gradient, the reconstructions, the G_bar updates
     init_values: int = 0
     reconstructions: int = 0
     reconstruction_values: int = 0
     g_bar_rows: int = 0
     g_bar_values: int = 0
+    # the loop's length, and how the start's gradient was found
     active_sum: int = 0
     carried: bool = False
     carry_values_outside: int = 0
@@ -170,9 +174,9 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float, *, a
     Parameters
     ----------
     kernel : KernelMatrix
-        The kernel over all instances.
+        The kernel over the whole dataset; ``index`` picks the training instances.
     y : ndarray
-        The labels (-1 or +1) of all instances.
+        Every instance's label, -1 or +1 (only ``y[index]`` is read).
     index : ndarray
         The training instances (global indices), in the order LibSVM would be given them.
     C : float
