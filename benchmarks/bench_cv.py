@@ -59,7 +59,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import ROOT, load_case, run_child, write_csv
+from common import ROOT, export_case, load_case, run_child, write_csv
 
 MODES = ("cache", "shared", "gram", "auto")
 PEERS = ("sklearn", "intelex", "intelex_folds")
@@ -73,18 +73,34 @@ FULL = ["heart:10", "heart:100", "madelon:10", "madelon:100", "adult@10000:10", 
 LIBSVM_CACHE_MB = 100.0
 # A configuration faster than this (seconds) is repeated and its median reported.
 SHORT_RUN = 20.0
+# The peers' input by the data's share of non-zero features: dense arrays from DENSE_SHARE up, CSR
+# below SPARSE_SHARE, both in between, where which is faster is not known beforehand.
+DENSE_SHARE = 0.5
+SPARSE_SHARE = 0.1
+
+
+def peer_inputs(choice: str, dataset: str, subsample: int | None) -> list[str]:
+    """The inputs the peers get (``--peer-inputs``): ``best`` goes by the data's density."""
+    if choice != "best":
+        return ["dense", "sparse"] if choice == "both" else [choice]
+    X, *_ = load_case(dataset, subsample)
+    density = X.nnz / (X.shape[0] * X.shape[1])
+    return ["dense"] if density >= DENSE_SHARE else ["sparse"] if density < SPARSE_SHARE else ["dense", "sparse"]
 
 
 def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str,
             max_rounds: int | None, chains: int, cache_mb: float) -> dict:
-    """Runs inside the child process: one cross-validation, reported as a JSON line."""
+    """Runs inside the child process: one cross-validation, reported as a JSON line. ``chains`` 0 and
+    ``cache_mb`` 0 are the defaults: chains from ``n_jobs=-1`` (the process's threads) and the kernel's
+    own row cache."""
     from alphaseed.cv import cross_validate
     from alphaseed.solver import SolverOptions
 
     X, y, entry, seed = load_case(dataset, subsample)
+    options = SolverOptions(kernel_mode=mode, cache_mb=cache_mb or None)
     with Clock() as clock:
         result = cross_validate(X, y, entry["C"], entry["gamma"], k, method, seed=seed, max_rounds=max_rounds,
-                                chains=chains, options=SolverOptions(kernel_mode=mode, cache_mb=cache_mb))
+                                n_jobs=-1, chains=chains or None, options=options)
     train_seconds = sum(r.seconds.train for r in result.rounds)
     active = sum(r.kernel.active_sum for r in result.rounds if r.kernel is not None)
     return {"seconds": result.seconds, "estimated": result.estimated,
@@ -94,13 +110,15 @@ def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str,
             "us_per_iteration": 1e6 * train_seconds / max(result.iterations, 1),
             "bytes_per_iteration": BYTES_PER_ACTIVE * active / max(result.iterations, 1)
             if active else np.nan,
-            "kernel_mode": result.kernel_mode, "cpu_per_wall": clock.cpu_per_wall,
+            "kernel_mode": result.kernel_mode, "chains_run": result.chains, "cache_mb_run": result.cache_mb,
+            "cpu_per_wall": clock.cpu_per_wall,
             "predictions": "".join("+" if p > 0 else "-" for p in result.predictions),
             "peak_mb": peak_mb()}
 
 
-def run_peer(dataset: str, subsample: int | None, k: int, peer: str, threads: int) -> dict:
-    """Runs inside the child process: a peer's cross-validation on our folds, as a JSON line."""
+def run_peer(dataset: str, subsample: int | None, k: int, peer: str, threads: int, given: str) -> dict:
+    """Runs inside the child process: a peer's cross-validation on our folds, as a JSON line; ``given`` is
+    the input it gets, ``dense`` or ``sparse`` (CSR)."""
     from sklearn.model_selection import PredefinedSplit, cross_val_predict
 
     from alphaseed.cv import stratified_folds
@@ -113,6 +131,7 @@ def run_peer(dataset: str, subsample: int | None, k: int, peer: str, threads: in
 
         daal4py.daalinit(threads if peer == "intelex" else 1)
     X, y, entry, seed = load_case(dataset, subsample)
+    X = X.toarray() if given == "dense" else X
     folds = stratified_folds(y, k, seed)
     svc = SVC(C=entry["C"], gamma=entry["gamma"], tol=1e-3, cache_size=LIBSVM_CACHE_MB, shrinking=True)
     n_jobs = None if peer == "intelex" else threads
@@ -124,7 +143,7 @@ def run_peer(dataset: str, subsample: int | None, k: int, peer: str, threads: in
         predicted = cross_val_predict(svc, X, y, cv=PredefinedSplit(folds), n_jobs=n_jobs)
     return {"seconds": clock.seconds, "estimated": False, "iterations": np.nan,
             "accuracy": 100.0 * float(np.mean(predicted == y)),
-            "kernel_mode": "", "cpu_per_wall": clock.cpu_per_wall,
+            "kernel_mode": given, "cpu_per_wall": clock.cpu_per_wall,
             "predictions": "".join("+" if p > 0 else "-" for p in predicted),
             "peak_mb": peak_mb()}
 
@@ -165,8 +184,8 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(args, dataset, subsample, k, method, mode, threads, chains=1) -> dict:
-    """``method`` is ours, LibSVM or a peer (``mode`` and ``chains`` are then ignored)."""
+def measure(args, dataset, subsample, k, method, mode, threads, chains=0) -> dict:
+    """``method`` is ours, LibSVM or a peer (``mode`` is then its input, ``dense`` or ``sparse``)."""
     rounds = args.libsvm_rounds if method == "libsvm" and args.libsvm_rounds else 0
     cache_mb = LIBSVM_CACHE_MB if method in ("libsvm", *PEERS) else args.cache_mb
     cmd = [sys.executable, __file__, "--one", dataset, str(subsample or 0), str(k), method, mode,
@@ -208,7 +227,7 @@ def with_ratios(table: pd.DataFrame, peers) -> pd.DataFrame:
     cold = table[table.method == "cold"]
     cold_seconds, cold_estimated = reference(cold, key + ["requested_mode", "chains"])
     one_thread, one_thread_estimated = reference(
-        table[(table.threads == 1) & (table.chains == 1)].drop(columns="threads"),
+        table[(table.threads == 1) & (table.chains <= 1)].drop(columns="threads"),
         ["dataset", "k", "method", "requested_mode"])
     cold_predictions, _ = reference(cold, key, "predictions")
     fastest = table[table.method.isin(peers)].sort_values("seconds")
@@ -226,7 +245,7 @@ def with_ratios(table: pd.DataFrame, peers) -> pd.DataFrame:
                            sum(a != b for a, b in zip(p, c))
                            for p, c in zip(table.predictions, cold_predictions)],
         floor_ratio=table.us_per_iteration / floor_us,
-        machine_floor_ratio=table.us_per_iteration / np.minimum(table.chains, table.threads)
+        machine_floor_ratio=table.us_per_iteration / np.minimum(table.get("chains_run", table.chains), table.threads)
         / floor_us,
         estimated=(table.estimated.astype(bool).to_numpy() | libsvm_estimated | (ours & cold_estimated)
                    | one_thread_estimated),
@@ -243,13 +262,22 @@ def main() -> None:
     parser.add_argument("--peers", nargs="*", default=list(PEERS), choices=PEERS)
     parser.add_argument("--repeats", type=int, default=3, help="runs of a short configuration")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, os.cpu_count()])
-    parser.add_argument("--chains", type=int, nargs="+", default=[1],
-                        help="chains of rounds for our methods (cross_validate's chains)")
+    parser.add_argument("--chains", type=int, nargs="+", default=[0],
+                        help="chains of rounds for our methods (cross_validate's chains; 0, the default: "
+                             "derived from n_jobs=-1, the run's threads)")
+    parser.add_argument("--peer-inputs", choices=("best", "dense", "sparse", "both"), default="best",
+                        help="what the peers get: dense arrays, CSR, both, or (best) dense for dense data "
+                             f"(at least {DENSE_SHARE:.0%} non-zero), CSR for sparse data (below "
+                             f"{SPARSE_SHARE:.0%}), both in between")
     parser.add_argument("--libsvm-rounds", type=int, metavar="R",
                         help="time LibSVM's first R rounds only and estimate its total")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "cv.csv")
-    parser.add_argument("--cache-mb", type=float, default=LIBSVM_CACHE_MB,
-                        help="our solver's row cache per round (LibSVM and the peers keep 100)")
+    parser.add_argument("--cache-mb", type=float, default=0.0,
+                        help="our solver's row cache per round (0, the default: the kernel's own, 2 MB "
+                             "where rows come from bit sets, else 100; LibSVM and the peers keep 100)")
+    parser.add_argument("--export", type=Path, metavar="DIR",
+                        help="write the cases' data to DIR and stop; elsewhere, ALPHASEED_BENCH_DATA=DIR reads "
+                             "them from there (a machine without the datasets or the pipeline's packages)")
     parser.add_argument("--one", nargs=9, help=argparse.SUPPRESS)
     parser.add_argument("--triad", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -259,11 +287,16 @@ def main() -> None:
     if args.one:
         dataset, subsample, k, method, mode, rounds, threads, chains, cache_mb = args.one
         if method in PEERS:
-            result = run_peer(dataset, int(subsample) or None, int(k), method, int(threads))
+            result = run_peer(dataset, int(subsample) or None, int(k), method, int(threads), mode)
         else:
             result = run_one(dataset, int(subsample) or None, int(k), method, mode,
                              int(rounds) or None, int(chains), float(cache_mb))
         print(json.dumps(result))
+        return
+    if args.export:
+        for case in args.cases:
+            name, _, subsample = case.split(":")[0].partition("@")
+            print(export_case(name, int(subsample) if subsample else None, args.export))
         return
     if args.libsvm_rounds is not None and args.libsvm_rounds < 1:
         parser.error("--libsvm-rounds must be at least 1")
@@ -280,7 +313,8 @@ def main() -> None:
             if "libsvm" in args.methods:
                 rows.append(measure(args, dataset, subsample, k, "libsvm", "cache", threads))
             for peer in args.peers:
-                rows.append(measure(args, dataset, subsample, k, peer, "", threads))
+                for given in peer_inputs(args.peer_inputs, dataset, subsample):
+                    rows.append(measure(args, dataset, subsample, k, peer, given, threads))
             for mode in args.modes:
                 for method in args.methods:
                     for chains in args.chains if method != "libsvm" else ():
@@ -288,7 +322,8 @@ def main() -> None:
     table = pd.DataFrame(rows)
     table["triad_gbs"] = table.threads.map(bandwidth)
     table = with_ratios(table, args.peers)
-    columns = ["dataset", "k", "threads", "chains", "cache_mb", "method", "requested_mode", "mode", "seconds",
+    columns = ["dataset", "k", "threads", "chains", "chains_run", "cache_mb", "cache_mb_run", "method",
+               "requested_mode", "mode", "seconds",
                "vs_fastest_peer", "fastest_peer", "vs_libsvm", "vs_cold_same_mode", "vs_one_thread",
                "iterations", "accuracy", "differs_from_cold", "kernel_seconds",
                "predict_seconds", "us_per_iteration", "bytes_per_iteration", "triad_gbs",
@@ -298,7 +333,22 @@ def main() -> None:
     with pd.option_context("display.width", 250, "display.max_rows", 500,
                            "display.max_columns", 50):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    if table.threads.nunique() > 1:
+        print("\nSeconds by threads (our rows: the same configuration at every thread count; the peers: each "
+              "input):")
+        print(scaling(table).to_string(float_format=lambda v: f"{v:.3g}"))
     print(f"\nwritten to {args.out}")
+
+
+def scaling(table: pd.DataFrame) -> pd.DataFrame:
+    """Seconds of each configuration at each thread count, and each of ours against the fastest peer at
+    the same threads (``vs_peer``)."""
+    keys = ["dataset", "k", "method", "requested_mode", "chains", "cache_mb"]
+    frame = table.assign(requested_mode=table.requested_mode.fillna(""))
+    seconds = frame.pivot_table(index=keys, columns="threads", values="seconds")
+    ratio = frame[~frame.method.isin(PEERS + ("libsvm",))].pivot_table(index=keys, columns="threads",
+                                                                         values="vs_fastest_peer")
+    return pd.concat({"seconds": seconds, "vs_peer": ratio}, axis=1)
 
 
 if __name__ == "__main__":

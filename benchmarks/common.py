@@ -10,11 +10,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# A folder of cases written by ``export_case``: where it is set, the cases are read from it rather than
+# from the config's datasets, so the benchmarks run where neither the data nor the pipeline's packages are
+# (a lent machine with more cores).
+EXPORTED = "ALPHASEED_BENCH_DATA"
+
+
 def load_case(name: str, subsample: int | None):
     """(X, y, config entry, seed) of a config dataset, or of its stratified sample."""
+    if os.environ.get(EXPORTED):
+        return _exported(Path(os.environ[EXPORTED]) / _case_file(name, subsample))
+    from alphaseed.cv import stratified_subsample
     from alphaseed.pipeline.config import load_config
     from alphaseed.pipeline.data import load_dataset
-    from alphaseed.cv import stratified_subsample
 
     config = load_config(ROOT / "config.yaml")
     X, y = load_dataset(name, config)
@@ -22,6 +30,32 @@ def load_case(name: str, subsample: int | None):
         keep = stratified_subsample(y, subsample, config["seed"])
         X, y = X[keep], y[keep]
     return X, y, config["datasets"][name], config["seed"]
+
+
+def export_case(name: str, subsample: int | None, folder: Path) -> Path:
+    """Write a case's data, C, gamma and seed to ``folder`` for ``load_case`` to read elsewhere."""
+    import numpy as np
+
+    X, y, entry, seed = load_case(name, subsample)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / _case_file(name, subsample)
+    np.savez_compressed(path, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape, y=y,
+                        C=entry["C"], gamma=entry["gamma"], seed=seed)
+    return path
+
+
+def _case_file(name: str, subsample: int | None) -> str:
+    return f"{name}@{subsample}.npz" if subsample else f"{name}.npz"
+
+
+def _exported(path: Path):
+    import numpy as np
+    import scipy.sparse as sp
+
+    with np.load(path) as saved:
+        X = sp.csr_matrix((saved["data"], saved["indices"], saved["indptr"]), shape=tuple(saved["shape"]))
+        entry = {"C": float(saved["C"]), "gamma": float(saved["gamma"])}
+        return X, saved["y"], entry, int(saved["seed"])
 
 
 def run_child(command: list[str], threads: int) -> dict:

@@ -65,11 +65,8 @@ def test_the_result_does_not_depend_on_the_threads(monkeypatch, kernel_mode):
     monkeypatch.setattr(cv_module, "ThreadPoolExecutor", lambda **kw: pools.append(kw) or real_pool(**kw))
     results = []
     for threads in (1, 2):
-        numba.set_num_threads(threads)
-        try:
-            results.append(cross_validate(X, y, 2.0, 0.3, 10, "sir", chains=2, options=SolverOptions(kernel_mode=kernel_mode, cache_mb=0.05)))
-        finally:
-            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        results.append(cross_validate(X, y, 2.0, 0.3, 10, "sir", chains=2, n_jobs=threads,
+                                      options=SolverOptions(kernel_mode=kernel_mode, cache_mb=0.05)))
     first, second = results
     assert [r.iterations for r in first.rounds] == [r.iterations for r in second.rounds]
     assert [r.objective for r in first.rounds] == [r.objective for r in second.rounds]
@@ -121,3 +118,20 @@ def test_processes_compile_one_at_a_time(tmp_path):
     events = [line.split()[:2] for line in open(log).read().splitlines()]
     assert len(events) == 4 and events[0][0] == events[1][0] and events[2][0] == events[3][0]
     assert [kind for _, kind in events] == ["in", "out", "in", "out"]
+
+
+def test_n_jobs_spends_the_cores_on_chains_of_rounds():
+    """Catches n_jobs that does not reach the chains (None must be the paper's one sequence, n chains the
+    same rounds as chains=n), a layout drawn from the machine's cores rather than from n_jobs, and a derived
+    count that refuses what a single sequence would run (max_rounds, LibSVM)."""
+    X, y = synthetic()
+    assert cross_validate(X, y, 2.0, 0.3, 10, "sir").chains == 1
+    derived = cross_validate(X, y, 2.0, 0.3, 10, "sir", n_jobs=3)
+    given = cross_validate(X, y, 2.0, 0.3, 10, "sir", chains=3)
+    assert derived.chains == 3
+    assert [r.iterations for r in derived.rounds] == [r.iterations for r in given.rounds]
+    assert cross_validate(X, y, 2.0, 0.3, 4, "cold", n_jobs=16).chains == 4
+    assert cross_validate(X, y, 2.0, 0.3, 10, "sir", n_jobs=2, max_rounds=3).chains == 1
+    assert cross_validate(X, y, 2.0, 0.3, 10, "libsvm", n_jobs=2, max_rounds=2).chains == 1
+    with pytest.raises(ConfigError, match="n_jobs"):
+        cross_validate(X, y, 2.0, 0.3, 10, "sir", n_jobs=0)

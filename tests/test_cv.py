@@ -185,11 +185,31 @@ def test_bad_options_raise_before_any_work(options):
         cross_validate(X, y, **arguments)
 
 
-def test_labels_other_than_plus_minus_one_are_refused():
-    """Catches 0/1 labels silently treated as -1/+1 or as one class."""
+def test_any_two_labels_cross_validate_as_minus_and_plus_one():
+    """Catches 0/1 or string-like labels refused, the classes mapped the other way round (the larger must be
+    +1: a flip changes LibSVM's order and so the iterations), a third class taken for one of two, and NaN
+    labels let through."""
     X, y = synthetic(10)
-    with pytest.raises(SolverInputError, match="-1 or \\+1"):
-        cross_validate(X, (y + 1) / 2, 1.0, 0.2, 5, "cold")
+    signed = cross_validate(X, y, 1.0, 0.2, 5, "sir")
+    for labels in ((y + 1) / 2, np.where(y > 0, 7, 3)):
+        other = cross_validate(X, labels, 1.0, 0.2, 5, "sir")
+        assert [r.iterations for r in other.rounds] == [r.iterations for r in signed.rounds]
+        np.testing.assert_array_equal(other.predictions, signed.predictions)
+        assert other.classes == tuple(np.unique(labels).tolist())
+    with pytest.raises(SolverInputError, match="two classes"):
+        cross_validate(X, np.arange(y.size) % 3, 1.0, 0.2, 5, "cold")
+    with pytest.raises(SolverInputError, match="NaN"):
+        cross_validate(X, np.where(y > 0, np.nan, 0.0), 1.0, 0.2, 5, "cold")
+
+
+def test_gamma_scale_is_scikit_learns_and_an_overflow_says_so():
+    """Catches gamma="scale" refused by cross_validate or computed otherwise than scikit-learn's rule, and a
+    variance that overflows reported as a gamma of 0.0 the user never gave."""
+    X, y = synthetic(11)
+    by_rule = cross_validate(X, y, 1.0, "scale", 5, "cold")
+    assert by_rule.gamma == pytest.approx(1.0 / (X.shape[1] * X.var()))
+    with pytest.raises(SolverInputError, match="overflows"):
+        cross_validate(np.full_like(X, 1e200) * np.arange(X.shape[0])[:, None], y, 1.0, "scale", 5, "cold")
 
 
 @pytest.mark.parametrize("method", ["cold", "ato", "mir", "sir"])

@@ -75,7 +75,7 @@ def test_a_pipeline_job_run_again_gives_the_same_record(job, tmp_path):
     first = read_run_record(path)
     params = first["params"]
     arguments = ["cv", "--dataset", first["dataset"], "--k", str(first["k"]), "--method", first["method"],
-                 "--seed", str(params["seed"]), "--kernel-mode", first["kernel_mode"],
+                 "--seed", str(params["seed"]), "--kernel-mode", first.get("requested_kernel_mode", first["kernel_mode"]),
                  "--out", str(tmp_path / "again.json")]
     if params.get("subsample"):
         arguments += ["--subsample", str(params["subsample"])]

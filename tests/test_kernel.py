@@ -610,3 +610,22 @@ def test_prediction_in_slabs_sums_what_one_slab_sums(monkeypatch, kind, columns)
     for rows in (64, 7, 1):
         monkeypatch.setattr(products, "CROSS_SLAB_BYTES", 8 * 270 * rows)
         np.testing.assert_allclose(sums(), whole, rtol=0, atol=1e-13 * np.abs(weights).sum())
+
+
+def test_auto_takes_cache_mode_and_a_small_row_cache_for_bit_sets():
+    """Catches auto building an n x n Gram matrix for binary data, whose rows are cheaper to compute again
+    from the bit sets, keeping LibSVM's 100 MB row cache there (a row costs less to compute than to read back
+    from a large cache), other data losing the Gram matrix, and a sparse input densified to be checked."""
+    import scipy.sparse as sp
+
+    from alphaseed.kernel import takes_bit_sets
+
+    rng = np.random.default_rng(4)
+    binary = (rng.random((60, 40)) < 0.2).astype(float)
+    dense = rng.normal(size=(60, 4))
+    assert takes_bit_sets(sp.csr_matrix(binary)) and not takes_bit_sets(sp.csr_matrix(dense))
+    bits = KernelMatrix(binary, 0.1, mode="auto", memory_budget=1 << 30)
+    assert (bits.mode, bits.row_cache_mb) == ("cache", 2.0)
+    floats = KernelMatrix(dense, 0.1, mode="auto", memory_budget=1 << 30)
+    assert (floats.mode, floats.row_cache_mb) == ("gram", 100.0)
+    assert KernelMatrix(binary, 0.1, mode="gram", memory_budget=1 << 30).row_cache_mb == 100.0

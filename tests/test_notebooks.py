@@ -13,6 +13,7 @@ from nbclient import NotebookClient
 
 from alphaseed.pipeline.records import read_run_record
 from alphaseed.report.formats import method_label
+from alphaseed.report.tables import engine_label
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
@@ -105,7 +106,7 @@ def test_rounds_study_shows_every_run_and_its_rounds(results):
 
     records = [read_run_record(p) for p in sorted((results / "runs").glob("*/k*/*.json"))]
     assert records
-    labels = {method_label(r["method"], None if r["method"] == "libsvm" else r["kernel_mode"]) for r in records}
+    labels = {method_label(r["method"], None if r["method"] == "libsvm" else engine_label(r)) for r in records}
     runs = {(r["dataset"], str(r["k"])) for r in records}
 
     [counts] = shown(cells[0], "text/html")
@@ -116,6 +117,6 @@ def test_rounds_study_shows_every_run_and_its_rounds(results):
 
     assert len(shown(everything, "image/png")) == 2  # iterations per round, iteration ratio box plot
     [quality] = [html for html in shown(everything, "text/html") if "iteration_ratio" in html]
-    seeded = {(r["dataset"], str(r["k"]), method_label(r["method"], r["kernel_mode"])) for r in records
+    seeded = {(r["dataset"], str(r["k"]), method_label(r["method"], engine_label(r))) for r in records
               if r["method"] not in ("libsvm", "cold") and len(r["rounds"]) > 1}
     assert body_rows(quality) == len(seeded)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_svmlight_file
 
-from alphaseed.cv import LibsvmData, libsvm_parameter, predict_libsvm, train_libsvm
+from alphaseed.cv.baseline import LibsvmData, libsvm_parameter, predict_libsvm, train_libsvm
 from alphaseed.kernel import KernelMatrix
 from alphaseed.solver import decision_values, solve
 

@@ -334,3 +334,16 @@ def test_a_study_beyond_the_paper_writes_its_own_tables_without_empty_paper_rows
     assert frame["free_sv_share"].tolist() == pytest.approx([100 * 4 / 36] * 3)
     speedups = (out / "speedups_informative.md").read_text()
     assert "libsvm/method (this run)" in speedups and "free SVs % (this run)" in speedups and "11.11" in speedups
+
+
+def test_a_fast_run_that_resolved_to_cache_mode_is_never_paper_faithful():
+    """Catches an auto run on binary data (resolved to LibSVM's cache mode) labelled as the paper-faithful run
+    of its method, which would pair it with the paper's figures and break the tables' one row per run."""
+    from alphaseed.report.tables import engine_label
+
+    fast = {"kernel_mode": "cache", "requested_kernel_mode": "auto"}
+    assert engine_label(fast) == "auto: cache"
+    assert formats.method_label("sir", engine_label(fast)) == "sir (auto: cache)"
+    assert engine_label({"kernel_mode": "cache", "requested_kernel_mode": "cache"}) == "cache"
+    assert engine_label({"kernel_mode": "cache"}) == "cache"   # a run recorded before the request was
+    assert engine_label({"kernel_mode": "gram", "requested_kernel_mode": "auto"}) == "gram"

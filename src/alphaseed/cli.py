@@ -302,7 +302,7 @@ def _cv(args) -> None:
               f"{elapsed:.2f} s elapsed", file=sys.stderr, flush=True)
 
     result = cross_validate(data.X, data.y, data.C, data.gamma, args.k, args.method, seed=data.seed,
-                            max_rounds=args.max_rounds, progress=progress, chains=args.chains,
+                            max_rounds=args.max_rounds, progress=progress, n_jobs=-1, chains=args.chains,
                             options=_solver_options(args, data.config))
     provenance = collect_provenance(data.described, data.fingerprint, result.started_utc, result.finished_utc)
     record = build_run_record(result, data.name, provenance, subsample=args.subsample)

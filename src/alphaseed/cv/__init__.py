@@ -4,10 +4,9 @@ the modules below.
 
 Modules: ``folds`` (LibSVM's stratified folds, custom splits), ``rounds`` (one round),
 ``cross_validation`` (``cross_validate``, chains of rounds, estimates), ``results`` (``CVResult``),
-``baseline`` (LibSVM).
+``baseline`` (LibSVM, imported where it is used: ``from alphaseed.cv import baseline``).
 """
 
-from .baseline import LibsvmData, LibsvmFit, libsvm_parameter, predict_libsvm, train_libsvm
 from .cross_validation import COLD, LIBSVM, ProgressCallback, chain_layout, cross_validate
 from .folds import (
     CUSTOM,
@@ -28,5 +27,4 @@ __all__ = [
     "utc_now", "COLD", "LIBSVM", "PAPER_KERNEL_MODE",
     "CUSTOM", "LEAVE_ONE_OUT", "KFoldRounds", "custom_rounds", "folds_sha256", "resolve_k",
     "stratified_folds", "stratified_subsample", "trained_on",
-    "LibsvmData", "LibsvmFit", "libsvm_parameter", "predict_libsvm", "train_libsvm",
 ]

@@ -54,6 +54,7 @@ would inflate ``rest`` and deflate ``init``. Those methods therefore refuse ``ma
 from __future__ import annotations
 
 import numbers
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -61,12 +62,15 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from ..errors import ConfigError, SolverInputError
-from ..kernel import KernelMatrix, blas_threads, default_memory_budget, prefaulted_gram, resolve_mode
+from ..kernel import (
+    LIBSVM_CACHE_MB, KernelMatrix, blas_threads, default_memory_budget, numba_threads, prefaulted_gram,
+    resolve_gamma, resolve_mode, resolve_n_jobs, takes_bit_sets,
+)
 from ..seeding import FROM_FULL_MODEL, LOO_ONLY, SEEDERS
-from ..solver import SolverOptions, check_C, check_labels, solve, warmup
-from . import baseline
+from ..solver import SolverOptions, check_C, solve, warmup
 from .folds import CUSTOM, LEAVE_ONE_OUT, KFoldRounds, custom_rounds, resolve_k, stratified_folds, trained_on
 from .results import PAPER_KERNEL_MODE, CVResult, RoundRecord, utc_now
 from .rounds import RoundSeconds, run_round
@@ -87,20 +91,10 @@ class ProgressCallback(Protocol):
 THREAD_SAFE_LAYERS = ("omp", "tbb")
 
 
-@dataclass
-class _Plan:
-    """The folds as reported (``k``), each instance's fold, the rounds' splits, and the chains'
-    rounds."""
-
-    k: int | str
-    folds: np.ndarray
-    splits: list
-    layout: list[list[int]]
-
-
-def cross_validate(X, y, C: float, gamma: float, k=None, method: str = COLD, *, cv=None, seed: int = 0,
-                   max_rounds: int | None = None, progress: ProgressCallback | None = None,
-                   options: SolverOptions | None = None, chains: int = 1) -> CVResult:
+def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None, seed: int = 0,
+                   max_rounds: int | None = None, options: SolverOptions | None = None, n_jobs: int | None = None,
+                   chains: int | None = None, progress: ProgressCallback | None = None,
+                   verbose: int = 0) -> CVResult:
     """Cross-validate C-SVC with the Gaussian kernel on (X, y) by ``method``; see the module doc.
 
     Parameters
@@ -108,74 +102,100 @@ def cross_validate(X, y, C: float, gamma: float, k=None, method: str = COLD, *, 
     X : array-like or sparse matrix
         The features, one row per instance.
     y : array-like
-        The labels, -1 or +1.
+        Two classes, any labels; the larger is the positive one (+1 in ``CVResult.predictions``).
     C : float
         The penalty.
-    gamma : float
-        The Gaussian kernel's gamma.
+    gamma : float or {"scale", "auto"}
+        The Gaussian kernel's gamma, or scikit-learn's rule for it, applied to all of X.
     k : int or "loo", optional
-        The number of LibSVM's stratified folds drawn with ``seed``, or leave-one-out; give
-        either ``k`` or ``cv``.
+        LibSVM's stratified folds drawn with ``seed``, or leave-one-out; or give ``cv``.
     method : str, default "cold"
-        ``libsvm``, ``cold``, or a seeder: ``ato``, ``mir``, ``sir``, ``full`` (any folds),
-        ``avg``, ``top`` (leave-one-out).
+        ``libsvm``, ``cold``, or a seeder: ``ato``, ``mir``, ``sir``, ``full``; ``avg``, ``top``
+        at leave-one-out.
     cv : splitter or iterable, optional
-        A scikit-learn splitter, or (train, test) index arrays, run in the order given (``k`` is
-        then reported as "custom").
+        A scikit-learn splitter, or (train, test) index arrays, run in the order given.
     seed : int, default 0
         The seed of the folds.
     max_rounds : int, optional
-        Run only the first rounds and estimate the total seconds from them.
-    progress : callable, optional
-        ``progress(rounds_done, rounds_to_run, iterations_of_the_round, elapsed_seconds)``,
-        called after each round.
+        Run only the first rounds; estimate the total seconds from them.
     options : SolverOptions, optional
-        The solver's settings and kernel mode (default: ``SolverOptions()``).
-    chains : int, default 1
-        Split the rounds into that many runs of consecutive rounds (``chain_layout``), run at
-        once on Numba's threads.
+        The solver's settings and kernel mode.
+    n_jobs : int, optional
+        The cores, scikit-learn's way (None: 1; -1: all), spent on as many chains side by side.
+    chains : int, optional
+        Runs of consecutive rounds (``chain_layout``) at once; None: one per job (one where
+        ``max_rounds``, ``libsvm`` or ``shared`` need a single run). ATO's, MIR's and SIR's
+        results depend on it (each chain starts cold), hence on ``n_jobs``.
+    progress : callable, optional
+        Called after each round (``ProgressCallback``).
+    verbose : int, default 0
+        Show the compilation and a progress bar of the rounds (on stderr).
 
     Returns
     -------
     CVResult
-        The settings, accuracy, iterations, seconds and every round's record.
     """
-    options = SolverOptions() if options is None else options
-    started = utc_now()
-    y = _labels(y)
-    plan = _plan(k, cv, X, y, seed=seed, method=method, max_rounds=max_rounds, chains=chains)
-    C, gamma = check_C(C), _checked_gamma(gamma)
+    options, started = SolverOptions() if options is None else options, utc_now()
+    y, classes = _labels(y)
+    plan = _plan(k, cv, X, y, seed=seed, method=method, max_rounds=max_rounds)
+    C, gamma = check_C(C), _checked_gamma(gamma, X)
     engine = (_LibsvmEngine(X, y, C, gamma, options) if method == LIBSVM
               else _SolverEngine(X, y, C, gamma, method=method, splits=plan.splits, options=options))
-    engine.compile()
-    if len(plan.layout) > 1 and engine.kernel_mode == "shared":
-        raise ConfigError("chains > 1 need kernel mode 'gram' or 'cache': the 'shared' row cache is one for all "
-                          "rounds and cannot be written by two at once")
-    outcome = _run_rounds(engine, plan, y, progress)
-    settings = dict(method=method, k=plan.k, n_folds=len(plan.splits), n=y.shape[0], dim=engine.dim,
-                    seed=seed, max_rounds=max_rounds, kernel_mode=engine.kernel_mode, chains=len(plan.layout),
-                    C=C, gamma=gamma, eps=float(options.eps), cache_mb=float(options.cache_mb),
-                    shrinking=bool(options.shrinking), folds=plan.folds, started_utc=started)
+    with numba_threads(jobs := resolve_n_jobs(n_jobs)):
+        engine.compile(verbose=verbose)
+        plan.layout = _layout(plan.rounds, method, engine.kernel_mode, chains if chains is not None else jobs,
+                              explicit=chains is not None, max_rounds=max_rounds)
+        outcome = _run_rounds(engine, plan, y, progress, verbose)
+    settings = dict(method=method, k=plan.k, n_folds=len(plan.splits), n=y.shape[0], dim=engine.dim, seed=seed,
+                    max_rounds=max_rounds, kernel_mode=engine.kernel_mode, chains=len(plan.layout), C=C, gamma=gamma,
+                    eps=float(options.eps), cache_mb=float(engine.cache_mb), shrinking=bool(options.shrinking),
+                    folds=plan.folds, started_utc=started, classes=classes, requested_kernel_mode=engine.requested_mode)
     return _summarise(outcome, engine, settings)
 
 
-def _checked_gamma(gamma) -> float:
+def _checked_gamma(gamma, X) -> float:
+    if isinstance(gamma, str):
+        return resolve_gamma(gamma, X)
     if not isinstance(gamma, numbers.Real) or not (np.isfinite(gamma) and gamma > 0):
         # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
-        raise SolverInputError(f"gamma must be a positive finite number, got {gamma!r}")
+        raise SolverInputError(f"gamma must be a positive finite number, 'scale' or 'auto'; got {gamma!r}")
     return float(gamma)
 
 
-def _plan(k, cv, X, y, *, seed: int = 0, method: str = COLD, max_rounds=None, chains: int = 1) -> _Plan:
-    """The folds and the chains of rounds, each checked against the method."""
+@dataclass
+class _Plan:
+    """The folds as reported (``k``), each instance's fold, the rounds' splits, the rounds to run and
+    their chains (``_layout``, once the kernel mode is known)."""
+
+    k: int | str
+    folds: np.ndarray
+    splits: list
+    rounds: int
+    layout: list[list[int]] | None = None
+
+
+def _plan(k, cv, X, y, *, seed: int = 0, method: str = COLD, max_rounds=None) -> _Plan:
+    """The folds and the rounds to run, each checked against the method."""
     k, folds, splits = _splits(k, cv, X, y, seed)
     n_folds = len(splits)
     _check_method(method, k == LEAVE_ONE_OUT, None if k == CUSTOM else n_folds)
-    layout = chain_layout(_rounds_to_run(max_rounds, n_folds, method), chains)
+    return _Plan(k, folds, splits, _rounds_to_run(max_rounds, n_folds, method))
+
+
+def _layout(rounds: int, method: str, kernel_mode: str, chains: int, *, explicit: bool, max_rounds) -> list:
+    """The chains of rounds: ``chains`` of them, asked for or derived from ``n_jobs``; a derived
+    count falls back to one sequence where several cannot run, an explicit one is refused there."""
+    single = max_rounds is not None or method == LIBSVM or kernel_mode == "shared"
+    if not explicit:
+        return chain_layout(rounds, 1 if single else min(chains, rounds))
+    layout = chain_layout(rounds, chains)
     if len(layout) > 1 and (max_rounds is not None or method == LIBSVM):
         raise ConfigError("chains > 1 runs every round of our solver: it takes neither max_rounds nor "
                           f"method {LIBSVM!r}")
-    return _Plan(k, folds, splits, layout)
+    if len(layout) > 1 and kernel_mode == "shared":
+        raise ConfigError("chains > 1 need kernel mode 'gram' or 'cache': the 'shared' row cache is one for all "
+                          "rounds and cannot be written by two at once")
+    return layout
 
 
 @dataclass
@@ -189,14 +209,14 @@ class _Outcome:
     elapsed: float | None = None
 
 
-def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback | None) -> _Outcome:
+def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback | None, verbose: int) -> _Outcome:
     """Build the kernel and run every chain of rounds; the kernel's time is in ``elapsed``."""
     predictions = np.zeros(y.shape[0], dtype=np.int8)
-    rounds_to_run = sum(len(chain) for chain in plan.layout)
     clock = time.perf_counter()
     engine.prepare()
     lock = threading.Lock()
     done = []
+    bar = tqdm(total=plan.rounds, unit="round", desc="cross-validation", disable=not verbose, file=sys.stderr)
 
     def run_chain(chain: list[int]) -> list[RoundRecord]:
         records, previous = [], engine.first_previous()
@@ -208,12 +228,14 @@ def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback |
             records.append(record)
             with lock:
                 done.append(h)
+                bar.update(1)
                 if progress is not None:
-                    progress(len(done), rounds_to_run, record.iterations, time.perf_counter() - clock)
+                    progress(len(done), plan.rounds, record.iterations, time.perf_counter() - clock)
         return records
 
-    rounds = sorted((record for chain in _run_chains(run_chain, plan.layout) for record in chain),
-                    key=lambda record: record.round)
+    with bar:
+        rounds = sorted((record for chain in _run_chains(run_chain, plan.layout) for record in chain),
+                        key=lambda record: record.round)
     elapsed = time.perf_counter() - clock if len(plan.layout) > 1 else None
     return _Outcome(rounds, predictions, y, elapsed)
 
@@ -320,22 +342,25 @@ class _LibsvmEngine:
     """The real LibSVM on each round's training set."""
 
     def __init__(self, X, y, C: float, gamma: float, options: SolverOptions):
+        from . import baseline   # LibSVM's bindings load only for the method that runs LibSVM
+
+        self._baseline = baseline
         self._X, self._y = X, y
         self.dim = int(X.shape[1])
-        self.kernel_mode = PAPER_KERNEL_MODE
-        self._param = baseline.libsvm_parameter(C, gamma, float(options.eps), float(options.cache_mb),
-                                                bool(options.shrinking))
+        self.kernel_mode = self.requested_mode = PAPER_KERNEL_MODE
+        self.cache_mb = LIBSVM_CACHE_MB if options.cache_mb is None else float(options.cache_mb)
+        self._param = self._baseline.libsvm_parameter(C, gamma, float(options.eps), self.cache_mb, bool(options.shrinking))
         self.seconds_kernel = self.seconds_full_model = self.seconds_conversion = 0.0
         self.iterations_full_model = 0
 
-    def compile(self) -> None:
+    def compile(self, verbose: int = 0) -> None:
         """Compile libsvm-official's converter before anything is timed."""
-        self.seconds_compile = baseline.warmup()
+        self.seconds_compile = self._baseline.warmup()
 
     def prepare(self) -> None:
         """Convert the dataset once; that counts as conversion, outside the total."""
         start = time.perf_counter()
-        self._data = baseline.LibsvmData(self._X, self._y)
+        self._data = self._baseline.LibsvmData(self._X, self._y)
         self.seconds_conversion += time.perf_counter() - start
 
     def first_previous(self):
@@ -347,8 +372,8 @@ class _LibsvmEngine:
         start = time.perf_counter()
         prob = self._data.problem(train)
         self.seconds_conversion += time.perf_counter() - start
-        model, fit = baseline.train_libsvm(self._data, prob, self._param)
-        predicted, seconds_predict = baseline.predict_libsvm(model, self._data, test)
+        model, fit = self._baseline.train_libsvm(self._data, prob, self._param)
+        predicted, seconds_predict = self._baseline.predict_libsvm(model, self._data, test)
         record = RoundRecord(
             round=h, train_size=len(train), test_size=len(test), iterations=fit.iterations,
             n_sv=fit.n_sv, n_bounded_sv=fit.n_bounded_sv, objective=fit.objective, rho=fit.rho,
@@ -366,7 +391,7 @@ class _SolverEngine:
         self._X, self._y, self._splits = X, y, splits
         self._C, self._gamma = C, gamma
         self._options = options
-        self.kernel_mode = options.kernel_mode
+        self.kernel_mode = self.requested_mode = options.kernel_mode
         self.dim = int(X.shape[1])
         self.seconds_conversion = self.seconds_full_model = 0.0
         self.iterations_full_model = 0
@@ -374,13 +399,14 @@ class _SolverEngine:
         self._from_full_model = method in FROM_FULL_MODEL
         self._full_model = None   # (every training instance, its SolveResult) for avg, top and full
 
-    def compile(self) -> None:
+    def compile(self, verbose: int = 0) -> None:
         """Resolve the kernel mode, start faulting in the Gram's pages and compile, before timing."""
         # Resolved before the Gram's buffer is taken: the memory it takes is not free anymore.
         self._memory_budget = default_memory_budget()
-        self.kernel_mode = resolve_mode(self.kernel_mode, self._y.shape[0], self._memory_budget)
+        self.kernel_mode = resolve_mode(self.kernel_mode, self._y.shape[0], self._memory_budget,
+                                        bit_sets=takes_bit_sets(self._X))
         gram_buffer = prefaulted_gram(self._y.shape[0]) if self.kernel_mode == "gram" else None
-        self.seconds_compile = float(warmup())
+        self.seconds_compile = float(warmup(verbose=verbose))
         self._gram_buffer = gram_buffer
 
     def prepare(self) -> None:
@@ -392,6 +418,7 @@ class _SolverEngine:
                                    memory_budget=self._memory_budget, gram_buffer=buffer)
         self.seconds_kernel = time.perf_counter() - start
         self.kernel_mode = self.kernel.mode
+        self.cache_mb = self._options.cache_mb or self.kernel.row_cache_mb
         if self._from_full_model:
             everything = trained_on(self._splits)
             start = time.perf_counter()
@@ -426,11 +453,23 @@ class _SolverEngine:
         return record, done.predicted, following
 
 
-def _labels(y) -> np.ndarray:
-    y = check_labels(y)
+def _labels(y) -> tuple[np.ndarray, tuple]:
+    """(y as -1 / +1, the two classes): any two labels, the larger the positive one (-1 and +1 map to
+    themselves)."""
+    y = np.asarray(y).ravel()
     if y.size == 0:
         raise SolverInputError("the dataset is empty")
-    return y
+    if y.dtype.kind not in "biuf":
+        raise SolverInputError(f"labels must be numbers; got {y.dtype}")
+    if not np.isfinite(y).all():
+        raise SolverInputError("labels contain NaN or infinity")
+    classes = np.unique(y)
+    if classes.size > 2:
+        raise SolverInputError(f"cross_validate separates two classes; got {classes.size} labels "
+                               f"({classes[:5].tolist()}...)")
+    if classes.size == 1:   # one class, which every round predicts
+        return np.full(y.size, 1.0 if classes[0] > 0 else -1.0), (classes[0].item(),)
+    return np.where(y == classes[1], 1.0, -1.0), tuple(classes.tolist())
 
 
 def _splits(k, cv, X, y, seed):

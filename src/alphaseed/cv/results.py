@@ -105,6 +105,10 @@ class CVResult:
         Chains of rounds run.
     started_utc, finished_utc : str
         When the run started and finished.
+    classes : tuple
+        The labels of the negative and the positive class (-1 and +1 in ``predictions``).
+    requested_kernel_mode : str
+        The kernel mode asked for (``kernel_mode`` is what it resolved to).
     """
 
     method: str
@@ -141,6 +145,8 @@ class CVResult:
     chains: int = 1
     started_utc: str = ""
     finished_utc: str = ""
+    classes: tuple = (-1.0, 1.0)
+    requested_kernel_mode: str = PAPER_KERNEL_MODE
 
     @property
     def rounds_run(self) -> int:

@@ -7,19 +7,21 @@ depends on the mode. The solver reads rows through a ``RowCache`` filled from th
 
 Modules: ``values`` (a kernel value, computed one way everywhere; the compact row forms),
 ``native`` (LLVM intrinsics), ``blas`` (BLAS's threads), ``gram`` (the Gram matrix), ``products``
-(kernel matrix products), ``row_cache`` (LRU caches of rows), ``row_source`` (where a cache's
+(kernel matrix products), ``threads`` (``n_jobs``), ``row_cache`` (LRU caches of rows), ``row_source`` (where a cache's
 missing rows come from), ``matrix`` (``KernelMatrix`` and the memory budget).
 """
 
 from .blas import blas_dots, blas_threads
 from .matrix import (
     KERNEL_MODES,
+    LIBSVM_CACHE_MB,
     KernelMatrix,
     default_memory_budget,
     dots_fit_beside_gram,
     gram_bytes,
     memory_mb,
     prefaulted_gram,
+    resolve_gamma,
     resolve_mode,
     shared_dots,
 )
@@ -49,7 +51,8 @@ from .row_source import (
     source_swap,
     source_together,
 )
-from .values import CompactRows, blas_dots_are_exact, dense_features, squared_norms
+from .threads import numba_threads, resolve_n_jobs
+from .values import CompactRows, blas_dots_are_exact, dense_features, squared_norms, takes_bit_sets
 
 # The public API; the row cache and row source names above are the solver's interface to the
 # kernel, imported from here by the solver but not part of the API.
@@ -57,5 +60,6 @@ __all__ = [
     "KERNEL_MODES", "KernelMatrix", "default_memory_budget", "dots_fit_beside_gram", "gram_bytes",
     "memory_mb", "prefaulted_gram", "resolve_mode", "shared_dots", "blas_dots", "blas_threads",
     "CompactRows", "RowCache", "RowSource", "blas_dots_are_exact", "dense_features", "squared_norms",
-    "kernel_cross_times", "gathered_times",
+    "kernel_cross_times", "gathered_times", "resolve_gamma", "takes_bit_sets", "resolve_n_jobs",
+    "numba_threads", "LIBSVM_CACHE_MB",
 ]

@@ -20,11 +20,13 @@ LibSVM's do, on sparse data where the same exactness makes them bit for bit the 
 
 from __future__ import annotations
 
+import numbers
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import psutil
+import scipy.sparse as sp
 
 from ..errors import SolverInputError
 from .gram import dot_matrix, gram_matrix, new_gram
@@ -32,6 +34,7 @@ from .products import gathered_times, kernel_cross_times
 from .row_source import compute_source, gram_source, shared_block, shared_source
 from .values import blas_dots_are_exact, compact_rows, dense_features, kernel_block, squared_norms, takes_bit_sets
 
+GAMMA_RULES = ("scale", "auto")
 KERNEL_MODES = ("cache", "shared", "gram", "auto")
 # Share of the memory available at start-up that the kernel may take by default.
 DEFAULT_MEMORY_FRACTION = 0.75
@@ -39,6 +42,9 @@ DEFAULT_MEMORY_FRACTION = 0.75
 WORKING_BYTES = 512 << 20
 # Largest float32 kernel block materialised at a time outside the Gram matrix.
 BLOCK_BYTES = 256 << 20
+# LibSVM's default row cache (svm-train -m), and the one rows computed from bit sets take.
+LIBSVM_CACHE_MB = 100.0
+SMALL_ROW_CACHE_MB = 2.0
 # The smallest page the operating system maps (huge pages are multiples of it).
 PAGE_BYTES = 4096
 # How far a float32 kernel value may lie from the double one prediction computes, relative to
@@ -47,6 +53,39 @@ PAGE_BYTES = 4096
 FLOAT32_SIGN_SLACK = 2.0**-23
 # The largest absolute error of a float32 value below float32's normal range (a subnormal).
 FLOAT32_SUBNORMAL_ERROR = 2.0**-149
+
+
+def resolve_gamma(gamma, X) -> float:
+    """The kernel's gamma: a positive number, or scikit-learn's "scale" or "auto" rule on X.
+
+    Parameters
+    ----------
+    gamma : float or {"scale", "auto"}
+        A positive number; ``"scale"`` = 1 / (n_features * X.var()) (1 where X.var() is 0),
+        ``"auto"`` = 1 / n_features.
+    X : ndarray or sparse matrix
+        The training set the rule is applied to.
+
+    Returns
+    -------
+    float
+        The gamma.
+    """
+    if isinstance(gamma, str):
+        if gamma not in GAMMA_RULES:
+            raise SolverInputError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
+        if gamma == "auto":
+            return 1.0 / X.shape[1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            variance = (X.multiply(X).mean() - X.mean() ** 2) if sp.issparse(X) else X.var()
+        if not np.isfinite(variance):
+            raise SolverInputError("gamma='scale' takes 1 / (n_features * X.var()), and the variance of X "
+                                   "overflows float64: scale the features, or give gamma as a number")
+        return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not (
+            np.isfinite(gamma) and gamma > 0):
+        raise SolverInputError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
+    return float(gamma)
 
 
 def default_memory_budget() -> int:
@@ -91,17 +130,23 @@ def dots_fit_beside_gram(n: int, memory_budget: int) -> bool:
     return 8 * n * n + gram_bytes(n) + WORKING_BYTES <= memory_budget
 
 
-def resolve_mode(mode: str, n: int, memory_budget: int) -> str:
+def resolve_mode(mode: str, n: int, memory_budget: int, *, bit_sets: bool = False) -> str:
     """The mode a kernel of n instances will use; ``gram`` is refused past the budget.
+
+    ``auto`` takes ``cache`` for data held as bit sets: a row computed from them in the solver's
+    position order costs less than one gathered from a Gram matrix, and no n x n matrix is built
+    (docs: Kernel modes and threads). Other data take the Gram matrix where it fits, else ``shared``.
 
     Parameters
     ----------
     mode : {"cache", "shared", "gram", "auto"}
-        The mode asked for; ``auto`` becomes ``gram`` when the Gram matrix fits, else ``shared``.
+        The mode asked for.
     n : int
         The number of instances.
     memory_budget : int
         The bytes the kernel may take, the Gram matrix and ``WORKING_BYTES`` together.
+    bit_sets : bool, default False
+        Whether the data are held as bit sets (``takes_bit_sets``).
 
     Returns
     -------
@@ -117,7 +162,7 @@ def resolve_mode(mode: str, n: int, memory_budget: int) -> str:
         raise SolverInputError(f"kernel mode must be one of {', '.join(KERNEL_MODES)}; got {mode!r}")
     fits = gram_bytes(n) + WORKING_BYTES <= memory_budget
     if mode == "auto":
-        return "gram" if fits else "shared"
+        return "cache" if bit_sets else "gram" if fits else "shared"
     if mode == "gram" and not fits:
         raise SolverInputError(
             f"the Gram matrix of {n} instances needs {gram_bytes(n) / 2**30:.1f} GiB plus "
@@ -255,7 +300,7 @@ class KernelMatrix:
         self.blas_dots = blas_dots_are_exact(self.X)
         self.compact_rows = compact_rows(self.X, self.blas_dots, self.gamma)
         budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-        self.mode = resolve_mode(mode, self.n, budget)
+        self.mode = resolve_mode(mode, self.n, budget, bit_sets=self.compact_rows.bits.size > 0)
         start = time.perf_counter()
         self.gram = None
         if self.mode == "gram":
@@ -274,6 +319,13 @@ class KernelMatrix:
     def n(self) -> int:
         """The number of instances."""
         return self.X.shape[0]
+
+    @property
+    def row_cache_mb(self) -> float:
+        """The row cache a training run on this kernel takes by default, in MB: a small one where rows
+        are computed from bit sets (a row costs less to compute again than to read back from a large
+        cache; docs: Kernel modes and threads), else LibSVM's 100."""
+        return SMALL_ROW_CACHE_MB if self.mode == "cache" and self.compact_rows.bits.size else LIBSVM_CACHE_MB
 
     def block(self, rows, cols) -> np.ndarray:
         """The float32 matrix K[rows][:, cols], read or computed as the mode keeps it.

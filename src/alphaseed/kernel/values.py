@@ -190,9 +190,21 @@ def compact_rows(X: np.ndarray, exact: bool, gamma: float) -> CompactRows:
     return dense
 
 
-def takes_bit_sets(X: np.ndarray) -> bool:
-    """Whether ``compact_rows`` holds X as bit sets: binary features, not too many of them."""
-    return bool(X.size) and X.shape[1] <= BITSET_MAX_FEATURES and bool(np.all((X == 0.0) | (X == 1.0)))
+def takes_bit_sets(X) -> bool:
+    """Whether ``compact_rows`` holds X as bit sets: binary features, not too many of them.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix
+        The features; a sparse matrix is read without densifying it.
+
+    Returns
+    -------
+    bool
+    """
+    values = X.data if sp.issparse(X) else X
+    return (X.shape[0] * X.shape[1] > 0 and X.shape[1] <= BITSET_MAX_FEATURES
+            and bool(np.all((values == 0.0) | (values == 1.0))))
 
 
 def dense_rows() -> CompactRows:

@@ -76,7 +76,7 @@ RUN_RECORD_SCHEMA = _object({
     "predictions": {"type": "array", "items": {"enum": [-1, 0, 1]}},
     "folds_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
     "provenance": {"type": "object", "required": list(_PROVENANCE_KEYS)},
-})
+}, optional={"requested_kernel_mode": {"type": "string"}})
 
 
 def build_run_record(result, dataset: str, provenance: dict, subsample: int | None = None) -> dict:
@@ -105,6 +105,7 @@ def build_run_record(result, dataset: str, provenance: dict, subsample: int | No
         "n_folds": result.n_folds,
         "method": result.method,
         "kernel_mode": result.kernel_mode,
+        "requested_kernel_mode": result.requested_kernel_mode,
         "n": result.n,
         "dim": result.dim,
         "params": {

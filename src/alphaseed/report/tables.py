@@ -71,6 +71,26 @@ RUN_COLUMNS = [
 ]
 
 
+def engine_label(record: dict) -> str:
+    """The kernel mode a run's row is known by: the one it ran in, except that a run asking for a fast mode
+    (``auto``) that resolved to LibSVM's ``cache`` (data held as bit sets) is ``"auto: cache"``, so that it is
+    never taken for a paper-faithful run.
+
+    Parameters
+    ----------
+    record : dict
+        A run record or summary; one written before ``requested_kernel_mode`` was recorded counts as
+        having asked for the mode it ran in.
+
+    Returns
+    -------
+    str
+    """
+    resolved = record.get("kernel_mode")
+    requested = record.get("requested_kernel_mode", resolved)
+    return f"{requested}: {resolved}" if resolved == PAPER_KERNEL_MODE != requested else resolved
+
+
 def record_row(record: dict) -> dict:
     """One run (its record or its summary, ``pipeline.summaries``) as a flat row of the runs frame.
 
@@ -85,7 +105,7 @@ def record_row(record: dict) -> dict:
         The row, keyed by ``RUN_COLUMNS``.
     """
     summary, params, seconds = record["summary"], record["params"], record["summary"]["seconds"]
-    kernel_mode = None if record["method"] == "libsvm" else record.get("kernel_mode")
+    kernel_mode = None if record["method"] == "libsvm" else engine_label(record)
     # Shares of the training instances over the rounds run: with K (nearly) the identity every
     # instance is a support vector; the free ones (0 < alpha < C) are what seeding has to place.
     trained = sum(r["train_size"] for r in record["rounds"])

@@ -14,10 +14,10 @@ from .grid_search import (
     search_column,
     seed_from_smaller_C,
 )
-from .svc import SVC, encode_binary_labels, resolve_gamma, solver_max_iter, solver_options
+from .svc import SVC, encode_binary_labels, solver_max_iter, solver_options
 
 __all__ = [
     "SVC", "GridSearchCV", "search_column", "seed_from_smaller_C", "optimality_gap", "PointResult",
-    "SEARCH_METHODS", "C_SEEDS", "C_SEED", "encode_binary_labels", "resolve_gamma",
+    "SEARCH_METHODS", "C_SEEDS", "C_SEED", "encode_binary_labels",
     "solver_max_iter", "solver_options",
 ]

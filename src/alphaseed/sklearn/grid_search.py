@@ -51,10 +51,10 @@ from sklearn.model_selection import LeaveOneOut, ParameterGrid, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..cv import custom_rounds, run_round
-from ..kernel import KernelMatrix, shared_dots
+from ..kernel import KernelMatrix, resolve_gamma, shared_dots
 from ..seeding import SEEDERS
 from ..solver import SolverOptions, warmup
-from .svc import SVC, encode_binary_labels, resolve_gamma, solver_options
+from .svc import SVC, encode_binary_labels, solver_options
 
 SEARCH_METHODS = ("cold", "ato", "mir", "sir")
 C_SEEDS = ("gap", "scale", "keep", "none")

@@ -27,40 +27,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..kernel import KernelMatrix
+from ..kernel import KernelMatrix, numba_threads, resolve_gamma, resolve_n_jobs
 from ..solver import SolverOptions, SVMModel, solve
 
-GAMMA_RULES = ("scale", "auto")
 NO_ITERATION_CAP = np.iinfo(np.int64).max
-
-
-def resolve_gamma(gamma, X) -> float:
-    """The kernel's gamma: a positive number, or scikit-learn's "scale" or "auto" rule on X.
-
-    Parameters
-    ----------
-    gamma : float or {"scale", "auto"}
-        A positive number; ``"scale"`` = 1 / (n_features * X.var()) (1 where X.var() is 0),
-        ``"auto"`` = 1 / n_features.
-    X : ndarray or sparse matrix
-        The training set the rule is applied to.
-
-    Returns
-    -------
-    float
-        The gamma.
-    """
-    if isinstance(gamma, str):
-        if gamma not in GAMMA_RULES:
-            raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
-        if gamma == "auto":
-            return 1.0 / X.shape[1]
-        variance = (X.multiply(X).mean() - X.mean() ** 2) if sp.issparse(X) else X.var()
-        return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not (
-            np.isfinite(gamma) and gamma > 0):
-        raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
-    return float(gamma)
 
 
 def solver_max_iter(max_iter) -> int | None:
@@ -148,8 +118,9 @@ class SVC(ClassifierMixin, BaseEstimator):
         1 / n_features.
     tol : float, default 1e-3
         LibSVM's stopping tolerance eps.
-    cache_size : float, default 200.0
-        The solver's kernel row cache, in MB.
+    cache_size : float or None, default None
+        The solver's kernel row cache, in MB; None: 2 where rows are computed from bit sets (binary
+        data), else 100 (``KernelMatrix.row_cache_mb``).
     shrinking : bool, default True
         LibSVM's shrinking.
     kernel_mode : {"auto", "cache", "shared", "gram"}, default "auto"
@@ -158,6 +129,9 @@ class SVC(ClassifierMixin, BaseEstimator):
     max_iter : int or None, default None
         The cap on SMO iterations: ``None`` is LibSVM's, max(10^7, 100 n), where svm-train
         stops; ``-1`` is none, scikit-learn's default.
+    n_jobs : int or None, default None
+        The threads of the fit's parallel loops (the Gram matrix, long kernel rows, the selection
+        over a large active set), scikit-learn's way: None is 1, -1 all cores.
 
     Attributes
     ----------
@@ -173,8 +147,8 @@ class SVC(ClassifierMixin, BaseEstimator):
         1 if SMO stopped at the iteration cap, else 0.
     """
 
-    def __init__(self, C=1.0, gamma="scale", tol=1e-3, cache_size=200.0, shrinking=True,
-                 kernel_mode="auto", max_iter=None):
+    def __init__(self, *, C=1.0, gamma="scale", tol=1e-3, cache_size=None, shrinking=True,
+                 kernel_mode="auto", max_iter=None, n_jobs=None):
         self.C = C
         self.gamma = gamma
         self.tol = tol
@@ -182,6 +156,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.shrinking = shrinking
         self.kernel_mode = kernel_mode
         self.max_iter = max_iter
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -211,9 +186,10 @@ class SVC(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
         self.classes_, y_signed = encode_binary_labels(y)
         self._gamma = resolve_gamma(self.gamma, X)
-        kernel = KernelMatrix(X, self._gamma, mode=self.kernel_mode)
-        result = solve(kernel, y_signed, np.arange(X.shape[0]), self.C,
-                       options=solver_options(self.get_params()))
+        with numba_threads(resolve_n_jobs(self.n_jobs)):
+            kernel = KernelMatrix(X, self._gamma, mode=self.kernel_mode)
+            result = solve(kernel, y_signed, np.arange(X.shape[0]), self.C,
+                           options=solver_options(self.get_params()))
         if result.iteration_cap_hit:
             warnings.warn(f"SMO stopped at the iteration cap ({result.iterations} iterations) before "
                           f"reaching tol={self.tol}: the solution is not optimal. A smaller C, or data "

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from ..kernel import KernelMatrix
 from .model import decision_values
@@ -16,13 +19,19 @@ from .options import SolverOptions
 from .training import solve
 
 
-def warmup() -> float:
+def warmup(*, verbose: int = 0) -> float:
     """Compile every jitted function of the solver on a tiny problem; return the seconds.
 
     Numba's on-disk cache is not safe for processes that compile the same functions at once (two
     of them number their entries alike and one's index then points at the other's code, which
     crashes parallel jobs in a fresh clone). So the processes of a machine compile or load one
     at a time, under a file lock beside the cache.
+
+    Parameters
+    ----------
+    verbose : int, default 0
+        Show the seconds going by on stderr while it takes more than one (the first call in an
+        environment compiles; later processes load the compiled code from Numba's cache).
 
     Returns
     -------
@@ -31,8 +40,22 @@ def warmup() -> float:
     """
     t0 = time.perf_counter()
     with compile_lock():
-        _compile()
+        if not verbose:
+            _compile()
+        else:
+            _with_a_clock(_compile, "alphaseed: compiling the solver (the first call in an environment)")
     return time.perf_counter() - t0
+
+
+def _with_a_clock(work, description: str) -> None:
+    """Run ``work`` on another thread, showing the seconds it takes on stderr once it takes more than one."""
+    with ThreadPoolExecutor(max_workers=1) as pool, tqdm(desc=description, bar_format="{desc}: {elapsed}",
+                                                           delay=1.0, file=sys.stderr) as clock:
+        done = pool.submit(work)
+        while not done.done():
+            time.sleep(0.2)
+            clock.refresh()
+        done.result()
 
 
 @contextmanager

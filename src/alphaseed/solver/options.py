@@ -13,8 +13,9 @@ class SolverOptions:
     ----------
     eps : float, default 1e-3
         LibSVM's stopping tolerance: SMO stops when the maximal violating pair's gap is below it.
-    cache_mb : float, default 100.0
-        The memory of the solver's row cache per training run, in MB (LibSVM's ``-m``).
+    cache_mb : float or None, default None
+        The memory of the solver's row cache per training run, in MB (LibSVM's ``-m``); None
+        takes the kernel's ``row_cache_mb``: 2 where rows are computed from bit sets, else 100.
     shrinking : bool, default True
         LibSVM's shrinking heuristic (``-h``).
     max_iter : int or None, default None
@@ -25,7 +26,7 @@ class SolverOptions:
     """
 
     eps: float = 1e-3
-    cache_mb: float = 100.0
+    cache_mb: float | None = None
     shrinking: bool = True
     max_iter: int | None = None
     kernel_mode: str = "auto"

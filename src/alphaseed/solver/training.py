@@ -199,14 +199,14 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float, *, a
     """
     C = check_C(C)
     y, y_train, index, alpha = _checked(kernel, y, index, C, alpha0, options)
-    l = index.size
-    gradient0 = _checked_gradient(gradient0, previous, l)
+    gradient0 = _checked_gradient(gradient0, previous, l := index.size)
     if y_train.min() == y_train.max():
         return _one_class(alpha, y_train)
     # LibSVM's svm_train groups a -1/+1 training set by class, the +1 instances first, each
     # class in its given order; solving in that order keeps ties and iteration counts equal.
     order = np.concatenate([np.flatnonzero(y_train > 0), np.flatnonzero(y_train < 0)])
-    rows = kernel_rows(kernel, index[order], y_train[order], new_cache(l, options.cache_mb * (1 << 20)))
+    rows = kernel_rows(kernel, index[order], y_train[order],
+                       new_cache(l, (options.cache_mb or kernel.row_cache_mb) * (1 << 20)))   # 0 was refused
     t0 = time.perf_counter()
     carried = None if previous is None else carry_gradient(kernel, y, previous, index, alpha, C, rows)
     alpha = alpha[order]
@@ -258,7 +258,7 @@ def _checked(kernel: KernelMatrix, y, index, C: float, alpha0, options: SolverOp
     of ``solve``."""
     if not options.eps > 0:
         raise SolverInputError(f"eps must be positive, got {options.eps!r}")
-    if not options.cache_mb > 0:
+    if options.cache_mb is not None and not options.cache_mb > 0:
         raise SolverInputError(f"cache_mb must be positive, got {options.cache_mb!r}")
     y = check_labels(y)
     if y.size != kernel.n:
