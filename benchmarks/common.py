@@ -45,7 +45,7 @@ def export_case(name: str, subsample: int | None, folder: Path) -> Path:
 
 
 def _case_file(name: str, subsample: int | None) -> str:
-    return f"{name}@{subsample}.npz" if subsample else f"{name}.npz"
+    return f"{name}-{subsample}.npz" if subsample else f"{name}.npz"
 
 
 def _exported(path: Path):

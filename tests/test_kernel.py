@@ -156,19 +156,21 @@ def test_the_row_cache_serves_exact_rows_within_its_budget(operations, budget_ro
         assert sum(r.size for r in cache.rows) <= budget_values
 
 
-LOOKUP_WITHOUT_AVX512 = """
+LOOKUP_WITH_LANES = """
+import sys
 import numpy as np
 from numba import njit
 from alphaseed.kernel import native
 
-native._target_has_avx512 = lambda: False
+lanes = int(sys.argv[1])
+native._target_lanes = lambda: lanes
 
 @njit
 def lookup(out, distance, table, y, sign):
     native.signed_lookup(out, distance, table, y, sign)
 
 rng = np.random.default_rng(3)
-for n, entries in [(0, 32), (15, 32), (16, 29), (1001, 7)]:
+for n, entries in [(0, 32), (15, 32), (16, 29), (7, 29), (1001, 7), (1003, 32), (9, 40)]:
     table = np.exp(-0.3 * np.arange(entries))
     distance = rng.integers(0, entries, n).astype(np.int32)
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
@@ -177,20 +179,28 @@ for n, entries in [(0, 32), (15, 32), (16, 29), (1001, 7)]:
     np.testing.assert_array_equal(out[:n], (-y * table[distance]).astype(np.float32))
     assert np.isnan(out[n])
 code = lookup.inspect_asm(lookup.signatures[0])
-assert "vpermi2ps" not in code and "vpermt2ps" not in code
+# LLVM may emit AVX2's float permutation as its integer twin, vpermd: the same bits.
+assert ("vpermps" in code or "vpermd" in code) == (lanes == 8) and "vpermi2ps" not in code
 """
 
 
-def test_the_lookup_without_avx512_is_the_plain_loop():
-    """``signed_lookup`` as compiled for a processor without AVX-512, one value at a time (in a
-    process of its own: Numba keeps an intrinsic's first typing): the plain loop's float32
-    values, signs and all, on lengths around multiples of 16 and tables shorter than 32. Would
-    catch a fallback that skips values or drops the sign. The permutation itself is checked
-    on this processor by the position-order rows below."""
+@pytest.mark.parametrize("lanes", [0, 8])
+def test_the_lookup_without_avx512_is_the_plain_loop_or_avx2s_permutation(lanes):
+    """``signed_lookup`` as compiled for a processor without AVX-512: one value at a time (0
+    lanes), or AVX2's 8-lane permutation of four registers blended by the index's high bits, each
+    in a process of its own (Numba keeps an intrinsic's first typing): the plain loop's float32
+    values, signs and all, on lengths around multiples of 8 and 16 and tables shorter than 32.
+    Would catch a fallback that skips values or drops the sign, and a blend that takes the wrong
+    register for an index of 8 or more. AVX-512's permutation is checked where this processor
+    has it by the position-order rows below."""
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-c", LOOKUP_WITHOUT_AVX512], check=True)
+    from alphaseed.kernel.native import _target_lanes
+
+    if lanes and _target_lanes() < lanes:
+        pytest.skip("this processor has no AVX2")
+    subprocess.run([sys.executable, "-c", LOOKUP_WITH_LANES, str(lanes)], check=True)
 
 
 @pytest.mark.parametrize("features, ones, gamma", [(123, None, 0.05), (300, None, 0.05),

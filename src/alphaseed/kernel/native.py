@@ -21,32 +21,54 @@ def popcount(typingctx, word):
     return types.uint64(types.uint64), codegen
 
 
-# A table of at most this many kernel values is looked up 16 values an instruction by AVX-512's
-# two-register permutation (vpermi2ps), where the processor has it: the compiler turns
-# table[d[k]] into one scalar load a value, and gathers are slow on AMD. So is a longer table
-# whose float32 values are 0.0 from this many on (the kernel falls with the distance), with
+# A table of at most this many kernel values is looked up by permutation, 16 values an instruction
+# with AVX-512's two-register vpermi2ps or 8 at a time with AVX2's vpermps, where the processor has
+# them: the compiler turns table[d[k]] into one scalar load a value, and gathers are slow on AMD.
+# So is a longer table whose float32 values are 0.0 from this many on (the kernel falls with the distance), with
 # distances clamped to its last entry: at a large gamma most of a long table is such zeros.
 PERMUTED_TABLE = 32
 
 
-def _target_has_avx512() -> bool:
-    """Whether Numba compiles for a processor with AVX-512 (its target's features, which
-    NUMBA_CPU_NAME / NUMBA_CPU_FEATURES may set apart from the host's); False if this Numba
-    does not say."""
+def _target_lanes() -> int:
+    """float32 lanes of the permutation the target has: 16 with AVX-512 (vpermi2ps, one register
+    pair holds the whole table), 8 with AVX2 (vpermps, four registers and a blend by the index's
+    high bits), 0 without either. The target's features, which NUMBA_CPU_NAME / NUMBA_CPU_FEATURES
+    may set apart from the host's, decide; 0 if this Numba does not say."""
     from numba.core.registry import cpu_target
 
-    features = getattr(cpu_target.target_context.codegen(), "_tm_features", "")
-    return "+avx512f" in features.split(",")
+    features = getattr(cpu_target.target_context.codegen(), "_tm_features", "").split(",")
+    return 16 if "+avx512f" in features else 8 if "+avx2" in features else 0
+
+
+def _permuted_values(builder, table_registers, d, lanes: int):
+    """The table's float32 values at the indices ``d`` (each below PERMUTED_TABLE), ``lanes`` at a
+    time: one two-register permutation with AVX-512; with AVX2, a permutation of each of the four
+    8-value registers by the index's low 3 bits, blended by its bits 3 and 4."""
+    f32, i32 = ir.FloatType(), ir.IntType(32)
+    vf, vi = ir.VectorType(f32, lanes), ir.VectorType(i32, lanes)
+    if lanes == 16:
+        permute = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vi, vf]),
+                                                 "llvm.x86.avx512.vpermi2var.ps.512")
+        return builder.call(permute, [table_registers[0], d, table_registers[1]])
+    permute = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vi]),
+                                             "llvm.x86.avx2.permps")
+    values = [builder.call(permute, [register, d]) for register in table_registers]
+    zero = ir.Constant(vi, [0] * lanes)
+    bit3 = builder.icmp_unsigned("!=", builder.and_(d, ir.Constant(vi, [8] * lanes)), zero)
+    bit4 = builder.icmp_unsigned("!=", builder.and_(d, ir.Constant(vi, [16] * lanes)), zero)
+    low = builder.select(bit3, values[1], values[0])
+    high = builder.select(bit3, values[3], values[2])
+    return builder.select(bit4, high, low)
 
 
 @intrinsic
 def signed_lookup(typingctx, out, distance, table, y, sign):
     """out[k] = float32(sign * y[k]) * float32(table[distance[k]]) for k < len(out): int32
     distances, float64 y and sign, each +-1, and a nonincreasing float64 table which every
-    distance indexes; 16 at a time by permutation where the target has AVX-512 and the table
-    has at most PERMUTED_TABLE values or float32 0.0 from there on, the rest (all of them
-    otherwise) one by one. The same float32 products either way, sign bits too."""
-    vector = _target_has_avx512()
+    distance indexes; 16 (AVX-512) or 8 (AVX2) at a time by permutation where the target has it
+    and the table has at most PERMUTED_TABLE values or float32 0.0 from there on, the rest (all of
+    them otherwise) one by one. The same float32 products either way, sign bits too."""
+    lanes = _target_lanes()
 
     def codegen(context, builder, signature, args):
         arrays = [context.make_array(t)(context, builder, a)
@@ -56,7 +78,6 @@ def signed_lookup(typingctx, out, distance, table, y, sign):
         entries = cgutils.unpack_tuple(builder, arrays[2].shape, 1)[0]
         f32, i32, i64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
         sign32 = builder.fptrunc(args[4], f32)
-        step = ir.Constant(i64, 16 if vector else 1)
         last = ir.Constant(i64, PERMUTED_TABLE - 1)
         short = builder.icmp_unsigned("<=", entries, ir.Constant(i64, PERMUTED_TABLE))
         zero_tail = cgutils.alloca_once_value(builder, ir.Constant(ir.IntType(1), 0))
@@ -64,14 +85,11 @@ def signed_lookup(typingctx, out, distance, table, y, sign):
             value = builder.fptrunc(builder.load(builder.gep(table_, [last])), f32)
             builder.store(builder.fcmp_ordered("==", value, ir.Constant(f32, 0.0)), zero_tail)
         fits = builder.or_(short, builder.load(zero_tail))
-        blocked = (builder.select(fits, builder.and_(n, ir.Constant(i64, -16)), ir.Constant(i64, 0))
-                   if vector else ir.Constant(i64, 0))
-        if vector:
-            v16f, v16i = ir.VectorType(f32, 16), ir.VectorType(i32, 16)
-            v16d = ir.VectorType(ir.DoubleType(), 16)
-            permute = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(v16f, [v16f, v16i, v16f]),
-                "llvm.x86.avx512.vpermi2var.ps.512")
+        blocked = (builder.select(fits, builder.and_(n, ir.Constant(i64, -lanes)), ir.Constant(i64, 0))
+                   if lanes else ir.Constant(i64, 0))
+        if lanes:
+            vf, vi = ir.VectorType(f32, lanes), ir.VectorType(i32, lanes)
+            vd = ir.VectorType(ir.DoubleType(), lanes)
             local = cgutils.alloca_once(builder, ir.ArrayType(f32, PERMUTED_TABLE))
             builder.store(ir.Constant(ir.ArrayType(f32, PERMUTED_TABLE), None), local)
             first = builder.gep(local, [ir.Constant(i32, 0), ir.Constant(i32, 0)])
@@ -79,23 +97,20 @@ def signed_lookup(typingctx, out, distance, table, y, sign):
             with builder.if_then(fits), cgutils.for_range(builder, copied) as loop:
                 value = builder.fptrunc(builder.load(builder.gep(table_, [loop.index])), f32)
                 builder.store(value, builder.gep(first, [loop.index]))
-            halves = builder.bitcast(first, v16f.as_pointer())
-            low = builder.load(halves, align=4)
-            high = builder.load(builder.gep(halves, [ir.Constant(i64, 1)]), align=4)
-            signs = ir.Constant(v16f, None)
-            for lane in range(16):
+            registers = builder.bitcast(first, vf.as_pointer())
+            table_registers = [builder.load(builder.gep(registers, [ir.Constant(i64, r)]), align=4)
+                               for r in range(PERMUTED_TABLE // lanes)]
+            signs = ir.Constant(vf, None)
+            for lane in range(lanes):
                 signs = builder.insert_element(signs, sign32, ir.Constant(i32, lane))
-            lasts = ir.Constant(v16i, [PERMUTED_TABLE - 1] * 16)
-            with cgutils.for_range_slice(builder, ir.Constant(i64, 0), blocked, step) as (k, _):
-                d = builder.load(builder.bitcast(builder.gep(dist_, [k]), v16i.as_pointer()),
-                                 align=4)
-                ys = builder.load(builder.bitcast(builder.gep(y_, [k]), v16d.as_pointer()),
-                                  align=8)
+            lasts = ir.Constant(vi, [PERMUTED_TABLE - 1] * lanes)
+            with cgutils.for_range_slice(builder, ir.Constant(i64, 0), blocked, ir.Constant(i64, lanes)) as (k, _):
+                d = builder.load(builder.bitcast(builder.gep(dist_, [k]), vi.as_pointer()), align=4)
+                ys = builder.load(builder.bitcast(builder.gep(y_, [k]), vd.as_pointer()), align=8)
                 d = builder.select(builder.icmp_unsigned("<", d, lasts), d, lasts)
-                values = builder.call(permute, [low, d, high])
-                product = builder.fmul(builder.fmul(signs, builder.fptrunc(ys, v16f)), values)
-                builder.store(product, builder.bitcast(builder.gep(out_, [k]), v16f.as_pointer()),
-                              align=4)
+                values = _permuted_values(builder, table_registers, d, lanes)
+                product = builder.fmul(builder.fmul(signs, builder.fptrunc(ys, vf)), values)
+                builder.store(product, builder.bitcast(builder.gep(out_, [k]), vf.as_pointer()), align=4)
         with cgutils.for_range_slice(builder, blocked, n, ir.Constant(i64, 1)) as (k, _):
             d = builder.sext(builder.load(builder.gep(dist_, [k])), i64)
             value = builder.fptrunc(builder.load(builder.gep(table_, [d])), f32)
@@ -104,5 +119,3 @@ def signed_lookup(typingctx, out, distance, table, y, sign):
         return context.get_dummy_value()
 
     return types.void(out, distance, table, y, sign), codegen
-
-
