@@ -44,6 +44,15 @@ a row costs less to compute again than to read back from memory (see the README)
 times k; accuracy and iterations then cover those rounds only. A row is ``estimated`` when any
 figure in it is: its own time, or the LibSVM or cold time its ratios divide.
 
+Our rows default to what a user gets: chains derived from ``n_jobs=-1`` (``--chains 0``: one per
+thread, at most one per round) and the kernel's own row cache (``--cache-mb 0``). The peers get
+their best input (``--peer-inputs``): dense arrays for dense data, CSR for sparse, both where unsure.
+With several ``--threads`` the run ends with a table of seconds by threads beside the fastest peer.
+
+    python benchmarks/bench_cv.py --cases madelon:10 --methods sir --modes auto --threads 1 2 4 8 16 --peers intelex
+    python benchmarks/bench_cv.py --cases adult:10 mnist@20000:10 --export cases/     # for another machine
+    ALPHASEED_BENCH_DATA=cases/ python benchmarks/bench_cv.py --cases adult:10 ...    # there
+
 Prints a table and writes results/bench/cv.csv (the mirror: ALPHASEED_DATA_MIRROR or config).
 """
 
