@@ -1,5 +1,8 @@
 """The deviations from the paper, each explained with numbers measured on the runs: the
-sections of ``paper_vs_reproduced.md`` after its tables."""
+sections of ``paper_vs_reproduced.md`` after its tables.
+
+Each ``*_section`` function returns its section's lines (heading, paragraphs, table) as a list of str.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,54 @@ from .runs import FIRST_SEEDED_ROUND, mean_of
 
 # An iteration count differs from the paper's when the two ratios to LibSVM differ by more than this.
 ITERATION_TOLERANCE = 0.10
+
+
+def _prose(text: str) -> str:
+    """A paragraph written over several source lines, as one line of markdown."""
+    return " ".join(text.split())
+
+
+IDENTITY_KERNEL_NOTE = _prose("""
+With the paper's gamma on raw features, the Gaussian kernel of a dataset whose instances are far apart is close
+to the identity matrix: every instance becomes a support vector, the decision value of a test instance is the
+bias alone, and every test instance falls in one class, so the accuracy is the share of the majority class. The
+kernel facts are computed on the data the runs used (after any subsample) with the config's gamma, in float32 as
+the solver stores K; the shares come from this run's LibSVM run at k = 10 (mean over rounds), or where LibSVM
+did not run from our cold start's, which repeats LibSVM's steps (column from).
+""")
+
+IDENTITY_OPTIMUM_NOTE = _prose("""
+Where K is exactly the identity in float32 (largest off-diagonal K = 0 in the kernel facts), Q = I and the
+dual's optimum depends on the training set's class counts alone: with every alpha free, alpha_i = 1 - y_i b with
+b = (n+ - n-) / l; with every alpha at C, any such alpha is optimal once the classes balance (sum y alpha = 0).
+Our folds are stratified, so consecutive training sets often have the same class counts; a seed that keeps the
+shared instances' alpha and gives the added ones the removed ones' (SIR, ATO) then starts at the optimum, and
+the round takes 0 iterations. A change of one instance per class moves b by about 2/l, under the stopping
+tolerance on a large l, so some of those rounds take none either. The paper does not say how it assigned folds;
+its seeded rounds' counts fit starts away from this optimum. Rounds from 2 on (round 1 is cold), class counts
+from the kernel facts' fold assignment, matched to each run's by its sha256:
+""")
+
+CARRY_TABLE_NOTE = _prose("""
+The table gives, for every seeded run in the paper's kernel mode, how many seeded rounds carried the gradient
+(G' = G + Q delta-alpha; the others computed it from the seed, as LibSVM's warm start does), the time the seeded
+rounds spent starting the gradient and its share of their time, and the kernel values computed for the
+gradient's start (all rounds) among all the run computed. Computing the gradient anew from the seed takes one
+kernel row per non-zero alpha of the seed: on a dataset where every instance is a support vector, the whole
+matrix in every round.
+""")
+
+LOO_ESTIMATES_NOTE = _prose("""
+A leave-one-out round trains on n - 1 instances, so one round of LibSVM or of a cold start costs a full
+training; on Adult and Webdata this run measured one or two rounds per method (the paper 100 and 30) and counted
+the others at the mean of those measured (for ATO, MIR and SIR the seeded rounds, round 1 being cold). A seeded
+round differs from the previous one by one instance out and one back in: where neither is a support vector the
+seed is already optimal and the round takes no iterations, and where they are, the round repairs the model
+around them. So an estimate resting on one or two seeded rounds measures how cheap a round can be, not the
+average round; the share of instances that are support vectors (last column) says how often a swap touches the
+model. Read the Adult and Webdata leave-one-out ratios as orders of magnitude, and compare the methods on Heart
+(complete) and Madelon (100-200 rounds).
+""")
 
 
 def _section(title: str, paragraphs: list[str], table: pd.DataFrame, after: tuple[str, ...] = ()) -> list[str]:
@@ -50,11 +101,6 @@ def identity_kernel_section(runs: pd.DataFrame, facts: dict[str, dict]) -> list[
         One row per run (``runs.runs_frame``).
     facts : dict of str to dict
         The kernel facts of each dataset (``pipeline.kernel_facts``).
-
-    Returns
-    -------
-    list of str
-        The section's lines.
     """
     table1 = table1_baselines(runs)
     rows = []
@@ -79,13 +125,7 @@ def identity_kernel_section(runs: pd.DataFrame, facts: dict[str, dict]) -> list[
         })
     missing = sorted(set(runs["dataset"]) - set(facts))
     return _section("Where the kernel is (nearly) the identity", [
-        "With the paper's gamma on raw features, the Gaussian kernel of a dataset whose instances are far apart is "
-        "close to the identity matrix: every instance becomes a support vector, the decision value of a test "
-        "instance is the bias alone, and every test instance falls in one class, so the accuracy is the share of "
-        "the majority class. The kernel facts are computed on the data the runs used (after any subsample) with "
-        "the config's gamma, in float32 as the solver stores K; the shares come from this run's LibSVM run at "
-        "k = 10 (mean over rounds), or where LibSVM did not run from our cold start's, which repeats LibSVM's "
-        "steps (column from).",
+        IDENTITY_KERNEL_NOTE,
     ], pd.DataFrame(rows), after=(f"No kernel facts for {', '.join(missing)} (run `alphaseed kernel-facts`).",)
         if missing else ())
 
@@ -104,11 +144,6 @@ def iterations_section(frame: pd.DataFrame) -> list[str]:
     ----------
     frame : DataFrame
         Table 1's comparison frame, with each run's ``iterations_round1`` (``runs.runs_frame``).
-
-    Returns
-    -------
-    list of str
-        The section's lines.
     """
     ours = {}  # (dataset, method) -> the run whose counts stand: the paper-faithful one where there is one
     for _, row in frame.dropna(subset=["iterations"]).iterrows():
@@ -162,7 +197,7 @@ def class_counts_section(summaries: list[dict], facts: dict[str, dict]) -> list[
 
     There the optimum depends on those counts alone, so a seed can start at it. Only runs where that holds are
     counted: k = 10, seeded from round 2, largest off-diagonal K exactly 0, and the kernel facts' fold
-    assignment, which gives the class counts, the run's own (same sha256).
+    assignment, which gives the class counts, the run's own (same sha256); no lines when no run qualifies.
 
     Parameters
     ----------
@@ -170,11 +205,6 @@ def class_counts_section(summaries: list[dict], facts: dict[str, dict]) -> list[
         The run summaries, as read (``runs.read_runs``).
     facts : dict of str to dict
         The kernel facts of each dataset (``pipeline.kernel_facts``).
-
-    Returns
-    -------
-    list of str
-        The section's lines; none when no run qualifies.
     """
     rows = []
     for run in summaries:
@@ -205,16 +235,7 @@ def class_counts_section(summaries: list[dict], facts: dict[str, dict]) -> list[
     labels = formats.ordered({row["method"] for row in rows}, formats.METHOD_ORDER)
     rows.sort(key=lambda row: (datasets.index(row["dataset"]), labels.index(row["method"])))
     return _section("Seeded rounds on an identity kernel", [
-        "Where K is exactly the identity in float32 (largest off-diagonal K = 0 in the kernel facts), Q = I and the "
-        "dual's optimum depends on the training set's class counts alone: with every alpha free, "
-        "alpha_i = 1 - y_i b with b = (n+ - n-) / l; with every alpha at C, any such alpha is optimal once the classes "
-        "balance (sum y alpha = 0). Our folds are stratified, so consecutive training sets often have the same class "
-        "counts; a seed that keeps the shared instances' alpha and gives the added ones the removed ones' (SIR, ATO) "
-        "then starts at the optimum, and the round takes 0 iterations. A change of one instance per class moves b by "
-        "about 2/l, under the stopping tolerance on a large l, so some of those rounds take none either. The paper "
-        "does not say how it assigned folds; its seeded rounds' counts fit starts away from this optimum. Rounds "
-        "from 2 on (round 1 is cold), class counts from the kernel facts' fold assignment, matched to each run's by "
-        "its sha256:",
+        IDENTITY_OPTIMUM_NOTE,
     ], pd.DataFrame(rows))
 
 
@@ -225,11 +246,6 @@ def carry_section(runs: pd.DataFrame) -> list[str]:
     ----------
     runs : DataFrame
         One row per run (``runs.runs_frame``).
-
-    Returns
-    -------
-    list of str
-        The section's lines.
     """
     seeded = runs[(runs["seeded_rounds"] > 0) & (runs["kernel_mode"] == "cache")]
     rows = [{
@@ -243,13 +259,7 @@ def carry_section(runs: pd.DataFrame) -> list[str]:
         "kernel values in all": formats.format_count(row["kernel_values_computed"]),
     } for _, row in seeded.iterrows()]
     return _section("What the gradient carry-over costs", [
-        formats.CARRY_NOTE + "\n"
-        "The table gives, for every seeded run in the paper's kernel mode, how many seeded rounds carried the "
-        "gradient (G' = G + Q delta-alpha; the others computed it from the seed, as LibSVM's warm start does), the "
-        "time the seeded rounds spent starting the gradient and its share of their time, and the kernel values "
-        "computed for the gradient's start (all rounds) among all the run computed. Computing the gradient anew "
-        "from the seed takes one kernel row per non-zero alpha of the seed: on a dataset where every instance is "
-        "a support vector, the whole matrix in every round.",
+        formats.CARRY_NOTE + "\n" + CARRY_TABLE_NOTE,
     ], pd.DataFrame(rows))
 
 
@@ -258,7 +268,7 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
 
     A seeded leave-one-out round swaps one instance, so its cost swings between nothing (the seed is
     already optimal) and a cold training's; an estimate from one or two such rounds says how cheap
-    a round can be, not how cheap the average one is.
+    a round can be, not how cheap the average one is. No lines when no leave-one-out run is estimated.
 
     Parameters
     ----------
@@ -266,11 +276,6 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
         The run summaries, as read (``runs.read_runs``).
     runs : DataFrame
         One row per run (``runs.runs_frame``).
-
-    Returns
-    -------
-    list of str
-        The section's lines; none when no leave-one-out run is estimated.
     """
     sv_share = table1_baselines(runs)["sv_share"]
     rows = []
@@ -297,15 +302,7 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
     if not rows:
         return []
     return _section("Leave-one-out estimates: what they rest on", [
-        "A leave-one-out round trains on n - 1 instances, so one round of LibSVM or of a cold start costs a full "
-        "training; on Adult and Webdata this run measured one or two rounds per method (the paper 100 and 30) and "
-        "counted the others at the mean of those measured (for ATO, MIR and SIR the seeded rounds, round 1 being "
-        "cold). A seeded round differs from the previous one by one instance out and one back in: where neither "
-        "is a support vector the seed is already optimal and the round takes no iterations, and where they are, "
-        "the round repairs the model around them. So an estimate resting on one or two seeded rounds measures "
-        "how cheap a round can be, not the average round; the share of instances that are support vectors (last "
-        "column) says how often a swap touches the model. Read the Adult and Webdata leave-one-out ratios as "
-        "orders of magnitude, and compare the methods on Heart (complete) and Madelon (100-200 rounds).",
+        LOO_ESTIMATES_NOTE,
     ], pd.DataFrame(rows))
 
 
@@ -313,17 +310,12 @@ def machines_section(runs: pd.DataFrame) -> list[str]:
     """Which CPU ran which runs, when the run moved between machines.
 
     A ratio is only sound between two runs of one CPU, and every ratio in the tables pairs runs of one dataset
-    and one k.
+    and one k. No lines when every run had one CPU.
 
     Parameters
     ----------
     runs : DataFrame
         One row per run (``runs.runs_frame``).
-
-    Returns
-    -------
-    list of str
-        The section's lines; none when every run had one CPU.
     """
     cpus = runs["cpu"].fillna("unknown CPU")
     if cpus.nunique() < 2:
@@ -349,11 +341,6 @@ def estimates_section(runs: pd.DataFrame) -> list[str]:
     ----------
     runs : DataFrame
         One row per run (``runs.runs_frame``), with the ``tables`` each feeds.
-
-    Returns
-    -------
-    list of str
-        The section's lines.
     """
     flagged = runs[runs["estimated"] | runs["iteration_cap_hit"]]
     rows = [{

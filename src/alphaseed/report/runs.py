@@ -58,7 +58,7 @@ def read_runs(paths: list[Path]) -> list[dict]:
     """Every run, each file checked against the place it sits in (a misplaced file is refused).
 
     The file name has the kernel mode asked for, the run the one used (``auto`` resolves to
-    ``gram`` or ``shared``), so only the method of the name is checked.
+    ``gram``, ``shared`` or ``cache``), so only the method of the name is checked.
 
     Parameters
     ----------
