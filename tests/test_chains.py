@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from alphaseed import cross_validate
-from alphaseed.cv import cross_validation as cv_module
 from alphaseed.cv import chain_layout
+from alphaseed.cv import cross_validation as cv_module
 from alphaseed.errors import ConfigError
 from alphaseed.solver import SolverOptions
 

@@ -15,17 +15,19 @@ from alphaseed.kernel import (
     cache_swap_columns,
     cache_swap_keys,
     get_q,
+    gram,
     gram_bytes,
     kernel_cross_times,
     memory_mb,
     new_cache,
+    products,
     resolve_mode,
     shared_dots,
     solver_source,
     source_swap,
     squared_norms,
+    values,
 )
-from alphaseed.kernel import gram, products, values
 from alphaseed.kernel.gram import gram_matrix
 from alphaseed.kernel.native import PERMUTED_TABLE
 from alphaseed.kernel.row_source import PARALLEL_ROW_WORK

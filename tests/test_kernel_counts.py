@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from alphaseed import cross_validate
-from alphaseed.kernel import KernelMatrix
 from alphaseed.kernel import (
     EVICTIONS,
     HITS,
@@ -14,13 +13,13 @@ from alphaseed.kernel import (
     ROWS_COMPUTED,
     ROWS_EXTENDED,
     VALUES_COMPUTED,
+    KernelMatrix,
     get_q,
     new_cache,
     solver_source,
 )
 from alphaseed.pipeline.records import validate_run_record
-from alphaseed.solver import solve
-from alphaseed.solver import SolverOptions
+from alphaseed.solver import SolverOptions, solve
 
 
 def problem(n=60, seed=0):

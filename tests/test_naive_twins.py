@@ -15,14 +15,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
-
-from alphaseed.seeding import seed_context
-from alphaseed.kernel import KernelMatrix
-from alphaseed.seeding import FROM_FULL_MODEL, SEEDERS
-from alphaseed.solver import solve
-from alphaseed.solver import SolverOptions
 from naive_seeding import NAIVE_SEEDERS, gaussian_kernel
 from test_seeding import assert_feasible, kfold_context, loo_context, training_set
+
+from alphaseed.kernel import KernelMatrix
+from alphaseed.seeding import FROM_FULL_MODEL, SEEDERS, seed_context
+from alphaseed.solver import SolverOptions, solve
 
 KFOLD_SEEDERS = sorted(set(SEEDERS) - FROM_FULL_MODEL)
 TWIN_SETTINGS = settings(max_examples=80, deadline=None,

@@ -15,15 +15,14 @@ import numpy as np
 import pytest
 import yaml
 
-from alphaseed.pipeline import kernel_facts as kernel_facts_module
-from alphaseed.report import deviations, documents
-from alphaseed.report import runs as published_runs
-from alphaseed.report import formats, tables
 from alphaseed.cli import main
+from alphaseed.pipeline import kernel_facts as kernel_facts_module
 from alphaseed.pipeline.config import load_config
 from alphaseed.pipeline.experiments import all_jobs
 from alphaseed.pipeline.records import RunRecordError, read_run_record
 from alphaseed.pipeline.summaries import read_run, summarise
+from alphaseed.report import deviations, documents, formats, tables
+from alphaseed.report import runs as published_runs
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_RESULTS = REPO / "workflow" / "resources" / "paper_results.csv"

@@ -10,13 +10,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from test_seeding import assert_feasible, kfold_context, loo_context, training_set
 
 from alphaseed.kernel import KernelMatrix
-from alphaseed.seeding import seed_context
-from alphaseed.seeding import FROM_FULL_MODEL, SEEDERS
-from alphaseed.solver import check_warm_start, solve
-from alphaseed.solver import SolverOptions
-from test_seeding import assert_feasible, kfold_context, loo_context, training_set
+from alphaseed.seeding import FROM_FULL_MODEL, SEEDERS, seed_context
+from alphaseed.solver import SolverOptions, check_warm_start, solve
 
 KFOLD_SEEDERS = sorted(set(SEEDERS) - FROM_FULL_MODEL)
 PROPERTY_SETTINGS = settings(max_examples=120, deadline=None,

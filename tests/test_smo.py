@@ -8,11 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-
 from alphaseed.errors import SolverInputError
 from alphaseed.kernel import KernelMatrix
-from alphaseed.solver import solve, train_svm
-from alphaseed.solver import SolverOptions
+from alphaseed.solver import SolverOptions, solve, train_svm
 
 
 def blobs(n=80, d=4, seed=0, sep=1.0):
@@ -226,8 +224,8 @@ def test_labels_other_than_plus_minus_one_are_rejected():
 
 
 def test_a_carried_gradient_equals_the_one_built_from_scratch():
-    from alphaseed.seeding.adjust import adjust_added
     from alphaseed.kernel import new_cache
+    from alphaseed.seeding.adjust import adjust_added
     from alphaseed.solver import carry_gradient
     from alphaseed.solver.state import init_gradient, kernel_rows, rows_apart
 
