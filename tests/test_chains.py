@@ -122,8 +122,10 @@ def test_processes_compile_one_at_a_time(tmp_path):
 
 def test_n_jobs_spends_the_cores_on_chains_of_rounds():
     """Catches n_jobs that does not reach the chains (None must be the paper's one sequence, n chains the
-    same rounds as chains=n), a layout drawn from the machine's cores rather than from n_jobs, and a derived
-    count that refuses what a single sequence would run (max_rounds, LibSVM)."""
+    same rounds as chains=n), a layout drawn from the machine's cores rather than from n_jobs, a derived
+    count that leaves SIR a chain of one round (a cold start: SIR would seed nothing) while the cold start
+    takes a chain per round, and a derived count that refuses what a single sequence would run (max_rounds,
+    LibSVM)."""
     X, y = synthetic()
     assert cross_validate(X, y, 2.0, 0.3, 10, "sir").chains == 1
     derived = cross_validate(X, y, 2.0, 0.3, 10, "sir", n_jobs=3)
@@ -131,7 +133,34 @@ def test_n_jobs_spends_the_cores_on_chains_of_rounds():
     assert derived.chains == 3
     assert [r.iterations for r in derived.rounds] == [r.iterations for r in given.rounds]
     assert cross_validate(X, y, 2.0, 0.3, 4, "cold", n_jobs=16).chains == 4
+    spread = cross_validate(X, y, 2.0, 0.3, 4, "sir", n_jobs=16)
+    assert spread.chains == 2
+    assert [r.iterations for r in spread.rounds] == [
+        r.iterations for r in cross_validate(X, y, 2.0, 0.3, 4, "sir", chains=2).rounds]
     assert cross_validate(X, y, 2.0, 0.3, 10, "sir", n_jobs=2, max_rounds=3).chains == 1
     assert cross_validate(X, y, 2.0, 0.3, 10, "libsvm", n_jobs=2, max_rounds=2).chains == 1
     with pytest.raises(ConfigError, match="n_jobs"):
         cross_validate(X, y, 2.0, 0.3, 10, "sir", n_jobs=0)
+
+
+def test_a_negative_n_jobs_counts_numbas_pool(monkeypatch):
+    """Catches n_jobs=-1 taken as one core, -2 as anything but all but one, or a positive count capped by the
+    machine (the chains, and so SIR's iterations, would then depend on the machine)."""
+    from alphaseed.kernel import resolve_n_jobs
+
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 12)
+    assert [resolve_n_jobs(n) for n in (None, -1, -2, -20, 5, 40)] == [1, 12, 11, 1, 5, 40]
+
+
+def test_chains_it_cannot_run_are_refused_before_compiling(monkeypatch):
+    """Catches the chains checked only after the solver's compilation, which takes a minute in a fresh
+    environment: a user's typo would cost that minute before its error."""
+    X, y = synthetic()
+
+    def compile_fails(verbose=0):
+        raise AssertionError("compiled before the chains were checked")
+
+    monkeypatch.setattr(cv_module, "warmup", compile_fails)
+    for chains, extra in ((0, {}), (11, {}), (2, {"max_rounds": 3})):
+        with pytest.raises(ConfigError, match="chains"):
+            cross_validate(X, y, 2.0, 0.3, 10, "sir", chains=chains, **extra)

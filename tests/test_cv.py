@@ -203,13 +203,28 @@ def test_any_two_labels_cross_validate_as_minus_and_plus_one():
 
 
 def test_gamma_scale_is_scikit_learns_and_an_overflow_says_so():
-    """Catches gamma="scale" refused by cross_validate or computed otherwise than scikit-learn's rule, and a
-    variance that overflows reported as a gamma of 0.0 the user never gave."""
+    """Catches gamma="scale" or "auto" refused by cross_validate or computed otherwise than scikit-learn's
+    rule, a variance that overflows reported as a gamma of 0.0 the user never gave, and True taken as 1."""
     X, y = synthetic(11)
     by_rule = cross_validate(X, y, 1.0, "scale", 5, "cold")
     assert by_rule.gamma == pytest.approx(1.0 / (X.shape[1] * X.var()))
-    with pytest.raises(SolverInputError, match="overflows"):
+    with pytest.raises(SolverInputError, match="not finite"):
         cross_validate(np.full_like(X, 1e200) * np.arange(X.shape[0])[:, None], y, 1.0, "scale", 5, "cold")
+    assert cross_validate(X, y, 1.0, "auto", 5, "cold").gamma == 1.0 / X.shape[1]
+    with pytest.raises(SolverInputError, match="positive finite"):
+        cross_validate(X, y, 1.0, True, 5, "cold")
+
+
+def test_gamma_scale_of_constant_sparse_features_is_one():
+    """Catches E[x^2] - E[x]^2 on sparse data taken as it cancels: a constant sparse X gives a variance a
+    rounding error below zero, hence a negative gamma refused as if the user had given it."""
+    import scipy.sparse as sp
+
+    from alphaseed.kernel import resolve_gamma
+
+    X = sp.csr_matrix(np.full((7, 3), 0.3))
+    assert (X.multiply(X).mean() - X.mean() ** 2) < 0   # the cancellation this guards against
+    assert resolve_gamma("scale", X) == 1.0
 
 
 @pytest.mark.parametrize("method", ["cold", "ato", "mir", "sir"])
@@ -284,3 +299,15 @@ def test_predictions_are_identical_in_every_kernel_mode(integer_features):
     for mode in ("shared", "gram"):
         np.testing.assert_array_equal(runs[mode].predictions, runs["cache"].predictions)
         assert runs[mode].iterations == runs["cache"].iterations
+
+
+def test_auto_takes_cache_mode_and_its_small_row_cache_through_cross_validate():
+    """Catches cross_validate resolving auto without the bit sets (binary data would build the Gram matrix) or
+    keeping LibSVM's 100 MB row cache there, and a record that loses the mode the user asked for."""
+    rng = np.random.default_rng(5)
+    y = np.where(rng.random(90) < 0.5, 1.0, -1.0)
+    X = (rng.random((90, 30)) < 0.2 + 0.2 * (y[:, None] > 0)).astype(float)
+    result = cross_validate(X, y, 1.0, 0.1, 5, "sir")
+    assert (result.kernel_mode, result.cache_mb, result.requested_kernel_mode) == ("cache", 2.0, "auto")
+    floats = cross_validate(X + 0.5 * rng.random(X.shape), y, 1.0, 0.1, 5, "sir")
+    assert (floats.kernel_mode, floats.cache_mb) == ("gram", 100.0)

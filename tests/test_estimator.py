@@ -74,6 +74,16 @@ def test_sample_weight_is_refused():
         SVC().fit(X, y, sample_weight=np.ones(len(y)))
 
 
+def test_arguments_are_keyword_only_and_n_jobs_is_checked():
+    """Catches a positional SVC(1.0), which scikit-learn's estimators refuse, and an n_jobs that never
+    reaches the fit (0 cores would pass unnoticed)."""
+    X, y = labelled_blobs(4)
+    with pytest.raises(TypeError):
+        SVC(1.0)
+    with pytest.raises(ValueError, match="n_jobs"):
+        SVC(n_jobs=0).fit(X, y)
+
+
 @pytest.mark.parametrize("gamma", ["median", -1.0, 0.0, float("nan"), True])
 def test_a_bad_gamma_is_refused(gamma):
     """Catches a gamma that reaches the kernel unchecked (NaN kernels, an unknown rule)."""

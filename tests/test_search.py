@@ -138,6 +138,7 @@ def test_clone_list_of_grids_and_refit():
     (dict(estimator=ScikitSVC(), param_grid=GRID), TypeError, "alphaseed.SVC"),
     (dict(estimator=SVC(), param_grid={"C": [1.0], "tol": [0.1]}), ValueError, "C and gamma"),
     (dict(estimator=SVC(), param_grid=GRID, method="top"), ValueError, "method"),
+    (dict(estimator=SVC(), param_grid=GRID, n_jobs=0), ValueError, "n_jobs"),
 ])
 def test_bad_arguments_are_refused(arguments, error, message):
     """Catches a search that silently ignores a grid key, an estimator or a method it cannot honour."""

@@ -19,8 +19,7 @@ sets in this order.
   and in ``iterations``. The round that trains on X starts from that model with R = the
   instances X lacks and T empty (R = {t} at leave-one-out), so no round depends on another.
 
-``chains`` (default 1, the paper's single sequence) splits the rounds into that many runs of
-consecutive rounds (``chain_layout``: 10 rounds as 3 chains are 1-4, 5-7, 8-10). Each chain starts
+``chains`` splits the rounds into that many runs of consecutive rounds (``chain_layout``: 10 rounds as 3 chains are 1-4, 5-7, 8-10). Each chain starts
 as round 1 does, cold for ATO, MIR and SIR, and seeds each of its later rounds from the one before;
 AVG, TOP and FULL seed every round from the full model anyway. The chains run at once on Numba's
 threads, each solver on its share of them, where Numba's threading layer lets two threads launch
@@ -28,10 +27,14 @@ parallel loops at once (OpenMP, TBB), and one after the other otherwise: the res
 ``chains`` alone, never on the threads. Chains need every round (no ``max_rounds``), our solver,
 and a kernel mode whose rows no two rounds write (``gram`` or ``cache``). Their rounds overlap, so
 ``seconds`` is then the wall time of kernel and rounds, while ``init`` and ``rest`` still add up
-the rounds' own times.
+the rounds' own times. By default ``chains`` follows ``n_jobs``: one chain per job, at most one per
+round, and for ATO, MIR and SIR at most one per two rounds, so that every chain seeds; ``n_jobs=None``
+gives one chain, the paper's single sequence. A negative ``n_jobs`` counts the machine's cores, so the
+seeded methods' iterations then depend on the machine; a positive one does not.
 
 Our methods read kernel values through ``KernelMatrix`` in ``kernel_mode`` (default ``auto``:
-the Gram matrix when it fits the memory budget, else ``shared``; ``cache`` is LibSVM's
+``cache`` for binary features, else the Gram matrix when it fits the memory budget, else
+``shared``; ``cache`` is LibSVM's
 per-round row cache, what the paper measured and what the pipeline's paper-faithful
 experiments pin); the mode only changes time and memory, never iterations or predictions.
 
@@ -102,7 +105,7 @@ def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None
     X : array-like or sparse matrix
         The features, one row per instance.
     y : array-like
-        Two classes, any labels; the larger is the positive one (+1 in ``CVResult.predictions``).
+        Two classes, any two numbers; the larger is the positive one (+1 in ``CVResult.predictions``).
     C : float
         The penalty.
     gamma : float or {"scale", "auto"}
@@ -123,9 +126,10 @@ def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None
     n_jobs : int, optional
         The cores, scikit-learn's way (None: 1; -1: all), spent on as many chains side by side.
     chains : int, optional
-        Runs of consecutive rounds (``chain_layout``) at once; None: one per job (one where
-        ``max_rounds``, ``libsvm`` or ``shared`` need a single run). ATO's, MIR's and SIR's
-        results depend on it (each chain starts cold), hence on ``n_jobs``.
+        Runs of consecutive rounds (``chain_layout``) at once; None: one per job, at most half the
+        rounds for ATO, MIR and SIR (one where ``max_rounds``, ``libsvm`` or ``shared`` need a
+        single run). ATO's, MIR's and SIR's results depend on it (each chain starts cold), hence on
+        ``n_jobs``, and with a negative ``n_jobs`` on the machine's cores.
     progress : callable, optional
         Called after each round (``ProgressCallback``).
     verbose : int, default 0
@@ -138,28 +142,20 @@ def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None
     options, started = SolverOptions() if options is None else options, utc_now()
     y, classes = _labels(y)
     plan = _plan(k, cv, X, y, seed=seed, method=method, max_rounds=max_rounds)
-    C, gamma = check_C(C), _checked_gamma(gamma, X)
+    C, gamma = check_C(C), resolve_gamma(gamma, X)
     engine = (_LibsvmEngine(X, y, C, gamma, options) if method == LIBSVM
               else _SolverEngine(X, y, C, gamma, method=method, splits=plan.splits, options=options))
-    with numba_threads(jobs := resolve_n_jobs(n_jobs)):
+    jobs = resolve_n_jobs(n_jobs)
+    plan.layout = _layout(plan.rounds, method, engine.kernel_mode, chains if chains is not None else jobs,
+                          explicit=chains is not None, max_rounds=max_rounds)
+    with numba_threads(jobs):
         engine.compile(verbose=verbose)
-        plan.layout = _layout(plan.rounds, method, engine.kernel_mode, chains if chains is not None else jobs,
-                              explicit=chains is not None, max_rounds=max_rounds)
         outcome = _run_rounds(engine, plan, y, progress, verbose)
     settings = dict(method=method, k=plan.k, n_folds=len(plan.splits), n=y.shape[0], dim=engine.dim, seed=seed,
                     max_rounds=max_rounds, kernel_mode=engine.kernel_mode, chains=len(plan.layout), C=C, gamma=gamma,
                     eps=float(options.eps), cache_mb=float(engine.cache_mb), shrinking=bool(options.shrinking),
                     folds=plan.folds, started_utc=started, classes=classes, requested_kernel_mode=engine.requested_mode)
     return _summarise(outcome, engine, settings)
-
-
-def _checked_gamma(gamma, X) -> float:
-    if isinstance(gamma, str):
-        return resolve_gamma(gamma, X)
-    if not isinstance(gamma, numbers.Real) or not (np.isfinite(gamma) and gamma > 0):
-        # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
-        raise SolverInputError(f"gamma must be a positive finite number, 'scale' or 'auto'; got {gamma!r}")
-    return float(gamma)
 
 
 @dataclass
@@ -184,10 +180,15 @@ def _plan(k, cv, X, y, *, seed: int = 0, method: str = COLD, max_rounds=None) ->
 
 def _layout(rounds: int, method: str, kernel_mode: str, chains: int, *, explicit: bool, max_rounds) -> list:
     """The chains of rounds: ``chains`` of them, asked for or derived from ``n_jobs``; a derived
-    count falls back to one sequence where several cannot run, an explicit one is refused there."""
+    count falls back to one sequence where several cannot run, an explicit one is refused there.
+
+    A derived count leaves every chain of ATO, MIR or SIR two rounds at least: a chain of one round
+    is a cold start, and the method asked for would seed nothing."""
     single = max_rounds is not None or method == LIBSVM or kernel_mode == "shared"
     if not explicit:
-        return chain_layout(rounds, 1 if single else min(chains, rounds))
+        seeds_from_previous = method in SEEDERS and method not in FROM_FULL_MODEL
+        most = max(1, rounds // 2) if seeds_from_previous else rounds
+        return chain_layout(rounds, 1 if single else min(chains, most))
     layout = chain_layout(rounds, chains)
     if len(layout) > 1 and (max_rounds is not None or method == LIBSVM):
         raise ConfigError("chains > 1 runs every round of our solver: it takes neither max_rounds nor "
@@ -391,7 +392,11 @@ class _SolverEngine:
         self._X, self._y, self._splits = X, y, splits
         self._C, self._gamma = C, gamma
         self._options = options
-        self.kernel_mode = self.requested_mode = options.kernel_mode
+        self.requested_mode = options.kernel_mode
+        # Resolved before the Gram's buffer is taken: the memory it takes is not free anymore.
+        self._memory_budget = default_memory_budget()
+        self.kernel_mode = resolve_mode(options.kernel_mode, y.shape[0], self._memory_budget,
+                                        bit_sets=takes_bit_sets(X))
         self.dim = int(X.shape[1])
         self.seconds_conversion = self.seconds_full_model = 0.0
         self.iterations_full_model = 0
@@ -400,11 +405,7 @@ class _SolverEngine:
         self._full_model = None   # (every training instance, its SolveResult) for avg, top and full
 
     def compile(self, verbose: int = 0) -> None:
-        """Resolve the kernel mode, start faulting in the Gram's pages and compile, before timing."""
-        # Resolved before the Gram's buffer is taken: the memory it takes is not free anymore.
-        self._memory_budget = default_memory_budget()
-        self.kernel_mode = resolve_mode(self.kernel_mode, self._y.shape[0], self._memory_budget,
-                                        bit_sets=takes_bit_sets(self._X))
+        """Start faulting in the Gram's pages and compile, before timing."""
         gram_buffer = prefaulted_gram(self._y.shape[0]) if self.kernel_mode == "gram" else None
         self.seconds_compile = float(warmup(verbose=verbose))
         self._gram_buffer = gram_buffer

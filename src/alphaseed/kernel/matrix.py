@@ -74,17 +74,22 @@ def resolve_gamma(gamma, X) -> float:
     if isinstance(gamma, str):
         if gamma not in GAMMA_RULES:
             raise SolverInputError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
+        if X.shape[1] == 0:
+            raise SolverInputError(f"gamma={gamma!r} divides by the number of features, and X has none")
         if gamma == "auto":
             return 1.0 / X.shape[1]
         with np.errstate(over="ignore", invalid="ignore"):
-            variance = (X.multiply(X).mean() - X.mean() ** 2) if sp.issparse(X) else X.var()
+            # scikit-learn's formulas; E[x^2] - E[x]^2 can cancel below zero, where the variance is 0
+            variance = max(X.multiply(X).mean() - X.mean() ** 2, 0.0) if sp.issparse(X) else X.var()
         if not np.isfinite(variance):
             raise SolverInputError("gamma='scale' takes 1 / (n_features * X.var()), and the variance of X "
-                                   "overflows float64: scale the features, or give gamma as a number")
+                                   "is not finite (NaN in X, or beyond float64): scale the features, or give "
+                                   "gamma as a number")
         return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not (
             np.isfinite(gamma) and gamma > 0):
-        raise SolverInputError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
+        # LibSVM itself accepts any gamma; the Gaussian kernel needs a positive one.
+        raise SolverInputError(f"gamma must be a positive finite number, 'scale' or 'auto'; got {gamma!r}")
     return float(gamma)
 
 

@@ -1,5 +1,6 @@
 """LLVM intrinsics for the bit-set kernel rows: a popcount, and a lookup of kernel values by
-distance that uses AVX-512's two-register permutation where the processor has it."""
+distance that permutes a register of values where the processor can: AVX-512's two-register
+permutation, 16 values an instruction, else AVX2's ``vpermps``, 8, else a plain loop."""
 
 from __future__ import annotations
 

@@ -37,7 +37,6 @@ they fit the memory budget beside one Gram matrix: each gamma then only exponent
 from __future__ import annotations
 
 import multiprocessing
-import os
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -51,7 +50,7 @@ from sklearn.model_selection import LeaveOneOut, ParameterGrid, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..cv import custom_rounds, run_round
-from ..kernel import KernelMatrix, resolve_gamma, shared_dots
+from ..kernel import KernelMatrix, resolve_gamma, resolve_n_jobs, shared_dots
 from ..seeding import SEEDERS
 from ..solver import SolverOptions, warmup
 from .svc import SVC, encode_binary_labels, solver_options
@@ -275,8 +274,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Refit the best point on all of X, which ``predict``, ``decision_function`` and ``score``
         use.
     n_jobs : int or None, default None
-        Runs gamma columns in that many parallel processes (-1: every core); None or 1 runs
-        them in turn.
+        Runs gamma columns in that many parallel processes (-1: every core Numba may use); None
+        or 1 runs them in turn in this process, its parallel loops on every thread of Numba's pool.
     verbose : int, default 0
         Shows a progress bar (fits done: points times splits) when true.
 
@@ -354,14 +353,15 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         jobs = [(gamma, sorted(set(Cs))) for gamma, Cs in columns.items()]
         with tqdm(total=sum(len(Cs) for _, Cs in jobs) * len(splits), unit="fit",
                   desc=f"grid search ({self.method})", disable=not self.verbose) as bar:
-            if self.n_jobs in (None, 1):
+            workers = resolve_n_jobs(self.n_jobs)
+            if workers == 1:
                 # One pass over the data: every column's Gram matrix comes from the same dot products.
                 dots = shared_dots(X, options["options"].kernel_mode) if len(jobs) > 1 else None
                 outcomes = [search_column(X, y_signed, gamma, Cs, splits, progress=bar.update,
                                           dots=dots, **options) for gamma, Cs in jobs]
             else:
                 # Fresh processes: forking a process whose Numba threads are running is unsafe.
-                with ProcessPoolExecutor(max_workers=_workers(self.n_jobs),
+                with ProcessPoolExecutor(max_workers=workers,
                                          mp_context=multiprocessing.get_context("spawn")) as pool:
                     futures = [pool.submit(search_column, X, y_signed, gamma, Cs, splits,
                                            **options) for gamma, Cs in jobs]
@@ -423,13 +423,6 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             Their true classes.
         """
         return self._best().score(X, y)
-
-
-def _workers(n_jobs) -> int:
-    """scikit-learn's n_jobs: a positive count, or -1 for every core (-2 all but one...)."""
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be None, a positive integer or negative; got {n_jobs!r}")
-    return n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
 
 
 def _column_gamma(gamma, X):
