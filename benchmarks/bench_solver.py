@@ -32,14 +32,15 @@ def run_one(spec: str, k: int, max_rounds: int | None) -> dict:
     import numpy as np
 
     from alphaseed.cv import cross_validate
+    from alphaseed.kernel import LIBSVM_CACHE_MB
     from alphaseed.solver import SolverOptions
 
     name, _, sample = spec.partition(":")
     X, y, entry, seed = load_case(name, int(sample) if sample else None)
     row = {"dataset": spec, "n": int(y.size), "k": k}
     for method, label in (("libsvm", "libsvm"), ("cold", "ours")):
-        result = cross_validate(X, y, entry["C"], entry["gamma"], k, method, seed=seed,
-                                max_rounds=max_rounds, options=SolverOptions(kernel_mode="cache"))
+        result = cross_validate(X, y, entry["C"], entry["gamma"], k, method, seed=seed, max_rounds=max_rounds,
+                                options=SolverOptions(kernel_mode="cache", cache_mb=LIBSVM_CACHE_MB))
         train = [r.seconds.gradient_init + r.seconds.train for r in result.rounds]
         row.update({
             "rounds": result.rounds_run,

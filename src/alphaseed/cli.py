@@ -57,7 +57,8 @@ def _data_arguments(command: argparse.ArgumentParser) -> None:
                          help="use a stratified sample of M instances")
     command.add_argument("--eps", type=float, help="stopping tolerance (default: config, or 0.001)")
     command.add_argument("--cache-mb", type=float,
-                         help="kernel cache in MB (default: config, or 100)")
+                         help="kernel row cache in MB (default: config, else the solver's: 2 where "
+                              "rows are computed from bit sets, else 100)")
     command.add_argument("--no-shrinking", action="store_true",
                          help="switch LibSVM's shrinking off")
     command.add_argument("--kernel-mode", choices=("cache", "shared", "gram", "auto"),
@@ -283,7 +284,7 @@ def _solver_options(args, config: dict):
 
     solver = config.get("solver", {})
     return SolverOptions(eps=_setting(args.eps, solver, "eps", 1e-3),
-                         cache_mb=_setting(args.cache_mb, solver, "cache_mb", 100.0),
+                         cache_mb=_setting(args.cache_mb, solver, "cache_mb", None),
                          shrinking=False if args.no_shrinking else solver.get("shrinking", True),
                          kernel_mode=args.kernel_mode)
 
