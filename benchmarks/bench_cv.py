@@ -50,7 +50,7 @@ times k; accuracy and iterations then cover those rounds only. A row is ``estima
 figure in it is: its own time, or the LibSVM or cold time its ratios divide.
 
 Our rows default to what a user gets: chains derived from ``n_jobs=-1`` (``--chains 0``: one per
-thread, at most one per round) and the kernel's own row cache (``--cache-mb 0``). The peers get
+thread, at most one per round, one per two rounds for ATO, MIR and SIR) and the kernel's own row cache (``--cache-mb 0``). The peers get
 their best input (``--peer-inputs``): dense arrays for dense data, CSR for sparse, both where unsure.
 With several ``--threads`` the run ends with a table of seconds by threads beside the fastest peer.
 

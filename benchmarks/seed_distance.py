@@ -10,7 +10,7 @@ convex combination of two feasible points of the same training set. t = 1 is the
 t = 0.1 is ten times closer to the optimum in every coordinate.
 
 A dashed line is the share of cold's iterations at which a method's seeded rounds total half
-of cold's iterations (the project's target for a seeder, README "Seeding"): for SIR, whose
+of cold's iterations (the project's target for a seeder; docs: design, "The floor under any seed"): for SIR, whose
 round 1 is cold, 4/9 at k = 10; for FULL, whose k rounds follow the full model, less by that
 model's share.
 

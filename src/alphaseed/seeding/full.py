@@ -14,7 +14,7 @@ instance at the bound it is pushed towards) is left to AdjustAlpha over the free
 then all of S (then the cold start). Ties in K go to the earlier instance of S in
 ``ctx.shared`` order.
 
-Chosen over the alternatives compared in the README's Seeding section: placing alpha_r on r's
+Chosen over the alternatives compared in the docs (design, "What FULL and SIR save"): placing alpha_r on r's
 label only, spreading it uniformly over the free SVs as AVG does, and mixing the seed with the
 previous round's SIR seed (which would also chain the rounds again) all save fewer iterations
 on full Adult.

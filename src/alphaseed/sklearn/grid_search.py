@@ -16,8 +16,8 @@ fits every (point, fold) from scratch. Here, for each gamma (a *column* of the g
 C ascends because the largest C is by far the most expensive point; descending would solve it
 cold, ascending seeds it.
 
-``C_SEED = "gap"`` is best, or close to best, on every case compared (README, "Model
-selection"; ``benchmarks/search_seeding.py``): of ``scale`` (alpha * C'/C, as DeCoste and
+``C_SEED = "gap"`` is best, or close to best, on every case compared (docs: user guide,
+"Model selection"; ``benchmarks/search_seeding.py``): of ``scale`` (alpha * C'/C, as DeCoste and
 Wagstaff proposed) and ``keep`` (alpha unchanged; with C ascending, clipping to the new C changes
 nothing, so ``clip`` is ``keep`` here), take the one whose LibSVM optimality gap is smaller,
 both gaps coming from the closed-form gradients at no kernel cost. Scaling wins at the small C
@@ -28,7 +28,7 @@ iterations than ``keep``.
 
 Every seed is feasible and SMO stops at the same tolerance, so each point's CV accuracy is the
 cold search's up to which of several eps-optimal solutions a round ends at (identical on the
-tests' data; the README gives the count of differing points on larger grids). Per gamma, the
+tests' data; the user guide's "Model selection" gives the points that differ on larger grids). Per gamma, the
 kernel is a Gram matrix (kernel mode ``auto`` where it fits), and a sequential search
 (``n_jobs`` 1) computes X's dot products once for all gammas (``kernel.shared_dots``) when
 they fit the memory budget beside one Gram matrix: each gamma then only exponentiates.
