@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
+from alphaseed.atomic import write_json
 from alphaseed.cli import main
 from alphaseed.pipeline import kernel_facts as kernel_facts_module
 from alphaseed.pipeline.config import load_config
@@ -131,7 +132,7 @@ def test_publish_builds_the_folder_from_summaries_alone(runs, tmp_path):
     folder = tmp_path / "reproduction"
     shutil.copytree(runs / "summaries", folder / "runs")
     X, y = _toy_arrays(runs / "toy.libsvm")
-    kernel_facts_module.write_json(folder / "kernel" / "toy.json", kernel_facts_module.kernel_facts(X, y, 0.5))
+    write_json(folder / "kernel" / "toy.json", kernel_facts_module.kernel_facts(X, y, 0.5))
     assert main(["publish", "--from", str(folder / "runs"), "--out", str(folder), "--paper", str(PAPER_RESULTS)]) == 0
     expected = {f"tables/{name}.{ext}" for name in ("table1", "table2", "table3", "loocv") for ext in ("md", "csv", "tex")}
     expected |= {f"figures/{name}.png" for name in ("iterations_per_round", "speedup_vs_k", "loocv")}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -36,3 +37,26 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
         os.replace(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def write_json(path: str | os.PathLike, content: dict) -> None:
+    """Write ``content`` as JSON to ``path`` (UTF-8), atomically.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    content : dict
+        JSON-able content, NumPy scalars included; NaN and infinity are refused, as JSON has no
+        such numbers.
+    """
+    with atomic_path(path) as temporary:
+        temporary.write_text(json.dumps(content, indent=1, allow_nan=False, default=_numpy_scalar) + "\n",
+                             encoding="utf-8")
+
+
+def _numpy_scalar(value):
+    """A NumPy scalar as the Python number it holds (json knows no NumPy types)."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON-able")

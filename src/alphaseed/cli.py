@@ -349,8 +349,9 @@ def _search_merge(args) -> None:
 
 def _kernel_facts(args) -> None:
     """``alphaseed kernel-facts``: the kernel facts and Table 1's training-set class counts (k = 10)."""
+    from .atomic import write_json
     from .pipeline.experiments import TABLE1_K
-    from .pipeline.kernel_facts import kernel_facts, training_class_counts, write_json
+    from .pipeline.kernel_facts import kernel_facts, training_class_counts
 
     data = _load(args, need_C_gamma=False)
     if data.gamma is None:
@@ -375,10 +376,11 @@ def _publish(args) -> None:
 
 def _compare(args) -> None:
     """``alphaseed compare``: the table of runs that repeat the published ones; ``PublishError`` if any does not."""
+    from .report.formats import markdown
     from .report.runs import PublishError, compare_with_published
 
     rows = compare_with_published(args.published, args.rerun)
-    print(rows.to_markdown(index=False, disable_numparse=True))
+    print(markdown(rows))
     differing = int((rows["same"] == "no").sum())
     print(f"{len(rows) - differing} of {len(rows)} runs repeat the published ones exactly")
     if differing:

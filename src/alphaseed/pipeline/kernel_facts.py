@@ -5,12 +5,10 @@ paper's majority-class accuracies and seeded iterations (``alphaseed kernel-fact
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
-from ..atomic import atomic_path
 from ..cv import KFoldRounds, folds_sha256, stratified_folds
 from ..errors import AlphaseedError
 from ..kernel import blas_dots, dense_features, squared_norms
@@ -95,20 +93,6 @@ def training_class_counts(y, k: int, seed: int) -> dict:
     return {"k": k, "seed": seed, "folds_sha256": folds_sha256(folds),
             "train_positive": [int(np.count_nonzero(y[train] > 0)) for train, _ in rounds],
             "train_size": [int(train.size) for train, _ in rounds]}
-
-
-def write_json(path: str | os.PathLike, content: dict) -> None:
-    """Write ``content`` as JSON to ``path``, atomically.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file.
-    content : dict
-        JSON-able content; NaN and infinity are refused, as JSON has no such numbers.
-    """
-    with atomic_path(path) as temporary:
-        temporary.write_text(json.dumps(content, indent=1, allow_nan=False) + "\n", encoding="utf-8")
 
 
 def read_kernel_facts(folder: Path) -> dict[str, dict]:

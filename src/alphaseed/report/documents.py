@@ -23,7 +23,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
     str
         The table, without the frame's index.
     """
-    return frame.to_markdown(index=False, disable_numparse=True) if len(frame) else "(none)"
+    return formats.markdown(frame) if len(frame) else "(none)"
 
 
 def sittings(runs: pd.DataFrame) -> pd.DataFrame:

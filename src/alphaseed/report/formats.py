@@ -387,11 +387,22 @@ def to_markdown(table: pd.DataFrame, caption: str) -> str:
     caption : str
         The text above the table (caption and notes).
     """
-    return f"{caption}\n\n{_markdown(_flat(table))}\n"
+    return f"{caption}\n\n{markdown(_flat(table))}\n"
 
 
-def _markdown(frame: pd.DataFrame) -> str:
-    # Cells are already formatted text; tabulate must not reparse "75.00" into 75.
+def markdown(frame: pd.DataFrame) -> str:
+    """A table of formatted cells as Markdown, without the frame's index.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table; its cells are text already, which tabulate must not reparse ("75.00" into 75).
+
+    Returns
+    -------
+    str
+        The Markdown table.
+    """
     return frame.to_markdown(index=False, disable_numparse=True)
 
 
@@ -549,7 +560,7 @@ def document_markdown(title: str, notes: list[str], sections: list) -> str:
     """
     parts = [f"# {title}", "", *notes, ""]
     for heading, table in sections:
-        parts += [f"## {heading}", "", _markdown(table), ""]
+        parts += [f"## {heading}", "", markdown(table), ""]
     return "\n".join(parts)
 
 

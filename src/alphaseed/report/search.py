@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patheffects import withStroke
 
-from ..atomic import atomic_path
+from ..atomic import atomic_path, write_json
 from ..errors import ConfigError
 
 # What every part of a search split by gamma column must share to be merged.
@@ -90,8 +90,7 @@ def write_search(summary: dict, points: pd.DataFrame, out) -> dict:
                "points_at_iteration_cap": int((points["iteration_cap_hits"] > 0).sum()),
                "points": points.to_dict(orient="records")}
     out = Path(out)
-    with atomic_path(out) as temporary:
-        temporary.write_text(json.dumps(summary, indent=1, default=float) + "\n")
+    write_json(out, summary)
     with atomic_path(out.with_suffix(".csv")) as temporary:
         points.to_csv(temporary, index=False)
     accuracy = points.pivot(index="log2_gamma", columns="log2_C", values="accuracy")
