@@ -59,12 +59,51 @@ def test_decision_values_equal_scikit_learns_on_real_data(real_dataset, name, C,
     assert_same_model(ours, ScikitSVC(C=C, gamma=gamma).fit(X.toarray(), y), X, X.toarray())
 
 
-def test_a_third_class_is_refused_clearly():
-    """Catches a fit that quietly trains one-vs-rest or drops the third class."""
+def assert_same_multiclass_model(ours: SVC, theirs: ScikitSVC, X) -> None:
+    """The fitted attributes, both decision shapes and both prediction rules of the two."""
+    assert_same_model(ours, theirs, X, X)
+    for shape, break_ties in (("ovo", False), ("ovr", True)):
+        ours.set_params(decision_function_shape=shape, break_ties=break_ties)
+        theirs.set_params(decision_function_shape=shape, break_ties=break_ties)
+        theirs_decision = theirs.decision_function(X)
+        np.testing.assert_allclose(ours.decision_function(X), theirs_decision, rtol=0,
+                                   atol=1e-6 * np.max(np.abs(theirs_decision)))
+        np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+
+
+@pytest.mark.parametrize("n_classes, C, gamma", [(3, 1.0, "scale"), (4, 30.0, 0.3), (5, 0.5, "auto")])
+def test_many_classes_give_scikit_learns_one_vs_one_model(n_classes, C, gamma):
+    """Catches pairs trained in another order or with the classes swapped (iterations, intercept_),
+    coefficients put in the wrong row of dual_coef_ (LibSVM puts class i's of pair (i, j) in row
+    j - 1), support vectors not grouped by class, the binary sign flip applied to more classes,
+    a vote whose ties do not go to the first class, and a wrong 'ovr' transform or break_ties."""
+    rng = np.random.default_rng(n_classes)
+    X = rng.normal(size=(60 * n_classes, 3))
+    labels = np.array([f"class {c}" for c in "edcba"[:n_classes]])
+    y = labels[np.argmin(((X[:, None, :2] - rng.normal(size=(n_classes, 2))) ** 2).sum(-1)
+                         + 0.5 * rng.normal(size=(X.shape[0], n_classes)), axis=1)]
+    assert_same_multiclass_model(SVC(C=C, gamma=gamma).fit(X, y),
+                                 ScikitSVC(C=C, gamma=gamma).fit(X, y), X)
+
+
+def test_ten_digits_give_scikit_learns_model():
+    """Catches the same faults on a real ten-class problem (45 pairs, ties in the votes)."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    assert_same_multiclass_model(SVC(C=8.0, gamma=0.03125).fit(X, y),
+                                 ScikitSVC(C=8.0, gamma=0.03125).fit(X, y), X)
+
+
+def test_bad_decision_shapes_are_refused():
+    """Catches a typo in decision_function_shape passing as 'ovr', and break_ties with 'ovo', which
+    scikit-learn refuses."""
     X, y = labelled_blobs(3)
-    y[:5] = "maybe"
-    with pytest.raises(ValueError, match="Only binary classification is supported.*3 classes"):
-        SVC().fit(X, y)
+    with pytest.raises(ValueError, match="decision_function_shape"):
+        SVC(decision_function_shape="ovx").fit(X, y)
+    with pytest.raises(ValueError, match="break_ties"):
+        SVC(decision_function_shape="ovo", break_ties=True).fit(X, y).predict(X)
 
 
 def test_sample_weight_is_refused():
@@ -113,11 +152,13 @@ def test_a_fit_stopped_at_max_iter_says_so_and_minus_one_means_no_cap():
 
 def test_passes_scikit_learns_estimator_checks():
     """Catches any break of scikit-learn's estimator contract (cloning, validation, fitted
-    attributes, sparse input, pickling...); only the multi-class checks are skipped, by the
-    ``multi_class`` tag, which also requires the 'Only binary' error tested above."""
+    attributes, sparse input, pickling, multi-class...); no check is skipped but the array-API one,
+    which needs SCIPY_ARRAY_API."""
     results = check_estimator(SVC(), on_fail=None)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert failed == []
+    skipped = [r["check_name"] for r in results if r["status"] == "skipped"]
+    assert set(skipped) <= {"check_array_api_input"}
 
 
 def test_pipeline_inside_scikit_learns_grid_search():

@@ -147,6 +147,14 @@ def test_bad_arguments_are_refused(arguments, error, message):
         GridSearchCV(**arguments).fit(X, y)
 
 
+def test_a_third_class_is_refused_with_the_way_round():
+    """Catches a seeded search that quietly treats a third class as one of two."""
+    X, y = two_moons(7, n=45)
+    y[:10] = "side"
+    with pytest.raises(ValueError, match="3 classes.*alphaseed.SVC takes many classes"):
+        GridSearchCV(SVC(), GRID, cv=3).fit(X, y)
+
+
 def test_sparse_input_gives_the_dense_results():
     """Catches a sparse path that resolves gamma="scale" or slices training sets differently."""
     import scipy.sparse as sp

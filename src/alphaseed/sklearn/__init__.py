@@ -1,7 +1,7 @@
-"""scikit-learn's estimator interface: ``SVC``, a C-SVC with the Gaussian kernel, and
+"""scikit-learn's estimator interface: ``SVC``, a C-SVC with the Gaussian kernel for two classes or more, and
 ``GridSearchCV``, a search over C and gamma with alpha seeding. Other layers import from here.
 
-Modules: ``svc``, ``grid_search``.
+Modules: ``svc``, ``one_vs_one`` (the pairs of classes), ``grid_search``.
 """
 
 from .grid_search import (
@@ -14,10 +14,40 @@ from .grid_search import (
     search_column,
     seed_from_smaller_C,
 )
-from .svc import SVC, encode_binary_labels, solver_max_iter, solver_options
+from .one_vs_one import (
+    PairwiseModel,
+    PairwisePredictor,
+    class_pairs,
+    merge_pairs,
+    pair_problem,
+    vote,
+)
+from .svc import (
+    SVC,
+    encode_binary_labels,
+    encode_classes,
+    solver_max_iter,
+    solver_options,
+)
 
 __all__ = [
-    "SVC", "GridSearchCV", "search_column", "seed_from_smaller_C", "optimality_gap", "PointResult",
-    "SEARCH_METHODS", "C_SEEDS", "C_SEED", "encode_binary_labels",
-    "solver_max_iter", "solver_options",
+    "C_SEED",
+    "C_SEEDS",
+    "SEARCH_METHODS",
+    "SVC",
+    "GridSearchCV",
+    "PairwiseModel",
+    "PairwisePredictor",
+    "PointResult",
+    "class_pairs",
+    "encode_binary_labels",
+    "encode_classes",
+    "merge_pairs",
+    "optimality_gap",
+    "pair_problem",
+    "search_column",
+    "seed_from_smaller_C",
+    "solver_max_iter",
+    "solver_options",
+    "vote",
 ]

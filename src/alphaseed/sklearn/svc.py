@@ -1,18 +1,19 @@
 """``alphaseed.SVC``: the package's solver behind scikit-learn's estimator interface.
 
-A binary C-SVC with the Gaussian kernel whose fitted attributes and decision values follow
+A C-SVC with the Gaussian kernel whose fitted attributes and decision values follow
 ``sklearn.svm.SVC(kernel="rbf")``; both run LibSVM's C-SVC algorithm, and this solver
 reproduces LibSVM step for step, so on the same data the two give the same iterations and the
-same decision values up to the rounding of the kernel's dot products.
+same decision values up to the rounding of the kernel's dot products. More than two classes are
+LibSVM's one-vs-one (``one_vs_one``): one solver run per pair of classes, over one kernel.
 
-Labels, as scikit-learn's LibSVM does it: ``classes_`` is sorted; LibSVM trains with
-``classes_[0]`` as its +1 class, and scikit-learn flips the sign of the binary decision value,
-``dual_coef_`` and ``intercept_`` so that a positive decision value means ``classes_[1]``.
-Prediction keeps LibSVM's rule (``classes_[0]`` only where LibSVM's own value is > 0), so a
-decision value of exactly 0 predicts ``classes_[1]`` in both.
+Labels, as scikit-learn's LibSVM does it: ``classes_`` is sorted; in the pair (i, j) LibSVM
+trains with ``classes_[i]`` as its +1 class. With two classes scikit-learn flips the sign of the
+decision value, ``dual_coef_`` and ``intercept_`` so that a positive decision value means
+``classes_[1]``. Prediction keeps LibSVM's vote (class i only where LibSVM's own value is > 0),
+so a binary decision value of exactly 0 predicts ``classes_[1]`` in both.
 
-Not supported: more than two classes (``fit`` says so), ``sample_weight`` (``fit`` has no such
-argument), kernels other than the Gaussian, probability estimates.
+Not supported: ``sample_weight`` (``fit`` has no such argument), ``class_weight``, kernels other
+than the Gaussian, probability estimates.
 """
 
 from __future__ import annotations
@@ -24,11 +25,23 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import (
+    _ovr_decision_function,
+    check_classification_targets,
+    type_of_target,
+)
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernel import KernelMatrix, numba_threads, resolve_gamma, resolve_n_jobs
-from ..solver import SolverOptions, SVMModel, solve
+from ..solver import SolverOptions, solve
+from .one_vs_one import (
+    PairwiseModel,
+    PairwisePredictor,
+    class_pairs,
+    merge_pairs,
+    pair_problem,
+    vote,
+)
 
 NO_ITERATION_CAP = np.iinfo(np.int64).max
 
@@ -71,10 +84,31 @@ def solver_options(params: dict) -> SolverOptions:
                          max_iter=solver_max_iter(params["max_iter"]), kernel_mode=params["kernel_mode"])
 
 
+def encode_classes(y) -> tuple[np.ndarray, np.ndarray]:
+    """(``classes_``, each label's code 0..n-1 in ``classes_``), refusing fewer than two classes.
+
+    Parameters
+    ----------
+    y : array-like
+        The labels, two classes or more.
+
+    Returns
+    -------
+    tuple
+        ``(classes, codes)``: the classes sorted, and each label's index among them.
+    """
+    check_classification_targets(y)
+    classes, codes = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(f"alphaseed needs two classes or more to train; got {classes.size} class "
+                         f"({classes.tolist()})")
+    return classes, codes
+
+
 def encode_binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
     """(``classes_``, LibSVM's labels): +1 for ``classes_[0]``, -1 for ``classes_[1]``.
 
-    Refuses a target that is not a classification target, and anything but exactly two classes.
+    Refuses anything but exactly two classes: the seeded search separates two.
 
     Parameters
     ----------
@@ -86,25 +120,19 @@ def encode_binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
     tuple
         ``(classes, y_signed)``: the two classes sorted, and float64 +1/-1 labels.
     """
-    check_classification_targets(y)
-    target_type = type_of_target(y, input_name="y")
-    classes, encoded = np.unique(y, return_inverse=True)
-    if target_type != "binary" or classes.size != 2:
-        if classes.size > 2:
-            raise ValueError(
-                f"Only binary classification is supported. The type of the target is "
-                f"{target_type} with {classes.size} classes ({classes[:5].tolist()}...); "
-                f"alphaseed.SVC separates exactly two classes"
-            )
+    classes, codes = encode_classes(y)
+    if classes.size > 2:
         raise ValueError(
-            f"alphaseed.SVC needs two classes to train; got {classes.size} class "
-            f"({classes.tolist()})"
-        )
-    return classes, np.where(encoded == 0, 1.0, -1.0)
+            f"Only binary classification is supported by the seeded search; the target is "
+            f"{type_of_target(y, input_name='y')} with {classes.size} classes "
+            f"({classes[:5].tolist()}...). alphaseed.SVC takes many classes, also inside "
+            f"scikit-learn's GridSearchCV")
+    return classes, np.where(codes == 0, 1.0, -1.0)
 
 
 class SVC(ClassifierMixin, BaseEstimator):
-    """Binary C-SVC with the Gaussian kernel exp(-gamma ||x - z||^2), scikit-learn style.
+    """C-SVC with the Gaussian kernel exp(-gamma ||x - z||^2), scikit-learn style, for two
+    classes or more (LibSVM's one-vs-one).
 
     A fit stopped at the iteration cap has ``fit_status_`` 1 and warns with a
     ``ConvergenceWarning``, as scikit-learn's SVC does.
@@ -123,12 +151,19 @@ class SVC(ClassifierMixin, BaseEstimator):
         data), else 100 (``KernelMatrix.row_cache_mb``).
     shrinking : bool, default True
         LibSVM's shrinking.
+    decision_function_shape : {"ovr", "ovo"}, default "ovr"
+        With more than two classes, ``decision_function`` gives LibSVM's value of each pair
+        (``"ovo"``) or scikit-learn's per-class score built from the pairs' votes and values
+        (``"ovr"``).
+    break_ties : bool, default False
+        With ``"ovr"`` and more than two classes, predict the class of highest ``decision_function``
+        score instead of LibSVM's vote (whose ties go to the first class).
     kernel_mode : {"auto", "cache", "shared", "gram"}, default "auto"
         How kernel values are kept (see ``alphaseed.kernel``); it changes time and memory, never
         the result.
     max_iter : int or None, default None
-        The cap on SMO iterations: ``None`` is LibSVM's, max(10^7, 100 n), where svm-train
-        stops; ``-1`` is none, scikit-learn's default.
+        The cap on SMO iterations of each pair: ``None`` is LibSVM's, max(10^7, 100 n), where
+        svm-train stops; ``-1`` is none, scikit-learn's default.
     n_jobs : int or None, default None
         The threads of the fit's parallel loops (the Gram matrix, long kernel rows, the selection
         over a large active set), scikit-learn's way: None is 1, -1 all cores.
@@ -136,31 +171,36 @@ class SVC(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray
-        The two classes, sorted; a positive decision value means ``classes_[1]``.
+        The classes, sorted; with two, a positive decision value means ``classes_[1]``.
     support_, support_vectors_, n_support_ : ndarray
-        The support vectors' indices, rows and count per class (``classes_[0]``'s first).
-    dual_coef_, intercept_ : ndarray
-        The decision function's coefficients and intercept, in scikit-learn's sign.
+        The support vectors' indices and rows, grouped by class, and their count per class.
+    dual_coef_ : ndarray
+        (n_classes - 1, n_support_vectors): LibSVM's one-vs-one coefficients (module
+        ``one_vs_one``), with scikit-learn's sign flip for two classes.
+    intercept_ : ndarray
+        One per pair of classes, in scikit-learn's sign.
     n_iter_ : ndarray
-        SMO's iterations.
+        SMO's iterations, one per pair of classes.
     fit_status_ : int
-        1 if SMO stopped at the iteration cap, else 0.
+        1 if SMO stopped at the iteration cap on any pair, else 0.
     """
 
     def __init__(self, *, C=1.0, gamma="scale", tol=1e-3, cache_size=None, shrinking=True,
-                 kernel_mode="auto", max_iter=None, n_jobs=None):
+                 decision_function_shape="ovr", break_ties=False, kernel_mode="auto", max_iter=None,
+                 n_jobs=None):
         self.C = C
         self.gamma = gamma
         self.tol = tol
         self.cache_size = cache_size
         self.shrinking = shrinking
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
         self.kernel_mode = kernel_mode
         self.max_iter = max_iter
         self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
         tags.input_tags.sparse = True
         return tags
 
@@ -169,55 +209,64 @@ class SVC(ClassifierMixin, BaseEstimator):
                              order="C")
 
     def fit(self, X, y):
-        """Train on X (dense, or sparse: converted to CSR) and two-class labels y.
+        """Train on X (dense, or sparse: converted to CSR) and labels y of two classes or more.
 
         Parameters
         ----------
         X : array-like or sparse matrix
             The features, one row per instance.
         y : array-like
-            The labels, exactly two classes.
+            The labels.
 
         Returns
         -------
         SVC
             This estimator, fitted.
         """
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo'; got "
+                             f"{self.decision_function_shape!r}")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
-        self.classes_, y_signed = encode_binary_labels(y)
+        self.classes_, codes = encode_classes(y)
         self._gamma = resolve_gamma(self.gamma, X)
+        options = solver_options(self.get_params())
+        solutions = []
         with numba_threads(resolve_n_jobs(self.n_jobs)):
             kernel = KernelMatrix(X, self._gamma, mode=self.kernel_mode)
-            result = solve(kernel, y_signed, np.arange(X.shape[0]), self.C,
-                           options=solver_options(self.get_params()))
-        if result.iteration_cap_hit:
-            warnings.warn(f"SMO stopped at the iteration cap ({result.iterations} iterations) before "
+            for i, j in class_pairs(self.classes_.size):
+                index, y_pair = pair_problem(codes, i, j)
+                solutions.append((index, y_pair, solve(kernel, y_pair, index, self.C, options=options)))
+        capped = [result.iterations for _, _, result in solutions if result.iteration_cap_hit]
+        if capped:
+            warnings.warn(f"SMO stopped at the iteration cap ({capped[0]} iterations) before "
                           f"reaching tol={self.tol}: the solution is not optimal. A smaller C, or data "
                           f"scaled to a common range, converges sooner.", ConvergenceWarning,
                           stacklevel=2)
-        self._set_solution(X, y_signed, result)
+        self._set_solution(X, merge_pairs(codes, self.classes_.size, solutions))
+        self.n_iter_ = np.array([result.iterations for _, _, result in solutions], dtype=np.int32)
+        self.fit_status_ = int(bool(capped))
         return self
 
-    def _set_solution(self, X, y_signed, result) -> None:
-        """The fitted attributes, in scikit-learn's layout, from a solution over all of X."""
-        support = result.alpha > 0
-        self.support_ = np.concatenate([np.flatnonzero(support & (y_signed > 0)),
-                                        np.flatnonzero(support & (y_signed < 0))]).astype(np.int32)
-        self.n_support_ = np.array([np.count_nonzero(support & (y_signed > 0)),
-                                    np.count_nonzero(support & (y_signed < 0))], dtype=np.int32)
+    def _set_solution(self, X, model: PairwiseModel) -> None:
+        """The fitted attributes, in scikit-learn's layout, from the merged pairs."""
+        self.support_ = model.support
+        self.n_support_ = model.n_support
         self.support_vectors_ = X[self.support_]
-        # scikit-learn's sign: positive towards classes_[1], LibSVM's -1 class.
-        self.dual_coef_ = -(y_signed * result.alpha)[self.support_][None, :]
-        self.intercept_ = np.array([result.rho])
-        self.n_iter_ = np.array([result.iterations], dtype=np.int32)
-        self.fit_status_ = int(result.iteration_cap_hit)
+        # scikit-learn's sign: with two classes, positive towards classes_[1], LibSVM's -1 class.
+        sign = -1.0 if self.classes_.size == 2 else 1.0
+        self.dual_coef_ = sign * model.sv_coef
+        self.intercept_ = -sign * model.rho
         dense_support = (self.support_vectors_.toarray() if sp.issparse(self.support_vectors_)
                          else self.support_vectors_)
-        self._model = SVMModel(dense_support, self.dual_coef_[0], result.alpha, -result.rho,
-                               self._gamma, result)
+        self._predictor = PairwisePredictor(dense_support, model.pair_weights(), model.rho, self._gamma)
 
     def decision_function(self, X) -> np.ndarray:
-        """Signed distance of each row to the boundary, positive towards ``classes_[1]`` (scikit-learn's).
+        """The decision values of each row, as scikit-learn's SVC gives them.
+
+        Two classes: the signed distance to the boundary, positive towards ``classes_[1]``.
+        More: with ``decision_function_shape="ovo"`` LibSVM's value of each pair (i, j), positive
+        towards class i; with ``"ovr"`` one score per class, its votes plus a tie-breaking term
+        from the pairs' values below one third.
 
         Parameters
         ----------
@@ -227,18 +276,32 @@ class SVC(ClassifierMixin, BaseEstimator):
         Returns
         -------
         ndarray
-            One value per row.
+            One value per row with two classes; else a row of n_pairs (``ovo``) or n_classes
+            (``ovr``) values.
         """
         check_is_fitted(self)
-        return self._model.decision_function(self._validated(X, reset=False))
+        decision = self._predictor.decision_values(self._validated(X, reset=False))
+        if self.classes_.size == 2:
+            return -decision[:, 0]
+        if self.decision_function_shape == "ovr":
+            return _ovr_decision_function(decision < 0, -decision, self.classes_.size)
+        return decision
 
     def predict(self, X) -> np.ndarray:
-        """The class of each row, one of ``classes_``: ``classes_[1]`` where the decision value is >= 0.
+        """The class of each row, one of ``classes_``, by LibSVM's one-vs-one vote.
+
+        With ``break_ties`` (and ``"ovr"``, more than two classes) the class of highest
+        ``decision_function`` score instead.
 
         Parameters
         ----------
         X : array-like or sparse matrix
             Rows to predict.
         """
-        towards_second = self.decision_function(X) >= 0
-        return self.classes_[towards_second.astype(np.intp)]
+        check_is_fitted(self)
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
+        if self.break_ties and self.classes_.size > 2:
+            return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        decision = self._predictor.decision_values(self._validated(X, reset=False))
+        return self.classes_[vote(decision, self.classes_.size)]
