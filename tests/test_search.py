@@ -119,6 +119,26 @@ def test_parallel_columns_give_the_same_results():
         np.testing.assert_array_equal(one.cv_results_[key], two.cv_results_[key])
 
 
+@pytest.mark.slow
+def test_a_search_under_dask_runs_on_the_cluster_and_gives_the_sequential_results():
+    """Catches gamma columns run by a pool of the search's own, which a joblib backend never sees
+    (the cluster would get no task), and results that depend on where a column ran."""
+    import joblib
+    from distributed import Client, LocalCluster, get_task_stream
+
+    X, y = two_moons(8, n=80)
+    sequential = GridSearchCV(SVC(), GRID, cv=3).fit(X, y)
+    # Two worker processes of one thread (joblib runs a cluster of one thread in this process; two
+    # threads of one process would launch Numba's parallel loops at once, which its workqueue layer refuses).
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client, joblib.parallel_backend("dask"), get_task_stream(client) as tasks:
+        on_cluster = GridSearchCV(SVC(), GRID, cv=3, n_jobs=-1).fit(X, y)
+    assert len(tasks.data) >= len(GRID["gamma"])
+    for key in ("mean_test_score", "rank_test_score", "total_iterations",
+                *(f"split{i}_test_score" for i in range(3))):
+        np.testing.assert_array_equal(on_cluster.cv_results_[key], sequential.cv_results_[key], err_msg=key)
+
+
 def test_clone_list_of_grids_and_refit():
     """Catches a search that keeps state across clone, drops one of several grids, or refits
     with other parameters than the best."""

@@ -36,13 +36,12 @@ they fit the memory budget beside one Gram matrix: each gamma then only exponent
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+from joblib import Parallel, delayed
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
@@ -274,8 +273,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Refit the best point on all of X, which ``predict``, ``decision_function`` and ``score``
         use.
     n_jobs : int or None, default None
-        Runs gamma columns in that many parallel processes (-1: every core Numba may use); None
-        or 1 runs them in turn in this process, its parallel loops on every thread of Numba's pool.
+        Runs gamma columns in that many parallel joblib workers (-1: every core, or every worker
+        of the backend chosen with ``joblib.parallel_backend``, e.g. a Dask cluster's); None or 1
+        runs them in turn in this process, its parallel loops on every thread of Numba's pool.
     verbose : int, default 0
         Shows a progress bar (fits done: points times splits) when true.
 
@@ -360,15 +360,15 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 outcomes = [search_column(X, y_signed, gamma, Cs, splits, progress=bar.update,
                                           dots=dots, **options) for gamma, Cs in jobs]
             else:
-                # Fresh processes: forking a process whose Numba threads are running is unsafe.
-                with ProcessPoolExecutor(max_workers=workers,
-                                         mp_context=multiprocessing.get_context("spawn")) as pool:
-                    futures = [pool.submit(search_column, X, y_signed, gamma, Cs, splits,
-                                           **options) for gamma, Cs in jobs]
-                    outcomes = []
-                    for (_, Cs), future in zip(jobs, futures):
-                        outcomes.append(future.result())
-                        bar.update(len(Cs) * len(splits))
+                # joblib's processes by default (loky's, which never fork a process whose Numba
+                # threads run), or whatever backend the caller chose: joblib.parallel_backend
+                # ("dask") sends the columns to a cluster.
+                columns_done = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+                    delayed(search_column)(X, y_signed, gamma, Cs, splits, **options) for gamma, Cs in jobs)
+                outcomes = []
+                for (_, Cs), outcome in zip(jobs, columns_done):
+                    outcomes.append(outcome)
+                    bar.update(len(Cs) * len(splits))
         by_point = {(C, gamma): point for (gamma, _), outcome in zip(jobs, outcomes)
                     for C, point in outcome.items()}
         self.cv_results_ = _cv_results(candidates, [by_point[p] for p in points], len(splits))
