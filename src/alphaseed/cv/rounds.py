@@ -1,5 +1,5 @@
-"""One round of cross-validation: seed, solve, predict. ``cross_validate`` and the grid search
-both run their rounds through ``run_round``."""
+"""One round of cross-validation: seed, solve, predict. ``cross_validate``, the grid search and
+``SVC``'s Platt scaling run their rounds through ``run_round``."""
 
 from __future__ import annotations
 
@@ -57,15 +57,19 @@ class Round:
         The test set's predicted labels (int8, +-1, LibSVM's rule).
     seconds : RoundSeconds
         Where the round's time went.
+    decision_values : ndarray or None
+        The test set's decision values, where ``run_round`` was asked for them.
     """
 
     solution: SolveResult
     predicted: np.ndarray
     seconds: RoundSeconds
+    decision_values: np.ndarray | None = None
 
 
 def run_round(kernel: KernelMatrix, y: np.ndarray, split: tuple, C: float, *, options: SolverOptions,
-              seeder=None, previous: tuple | None = None, start: tuple | None = None) -> Round:
+              seeder=None, previous: tuple | None = None, start: tuple | None = None,
+              decision_values: bool = False) -> Round:
     """Train on one split's training set and predict its test set.
 
     Parameters
@@ -88,6 +92,9 @@ def run_round(kernel: KernelMatrix, y: np.ndarray, split: tuple, C: float, *, op
     start : tuple, optional
         ``(alpha0, (G, G_bar))``, a start known already (the grid search's along C); it
         replaces the seeder.
+    decision_values : bool, default False
+        Keep the test set's decision values (in double precision; Platt scaling fits them), not
+        only their signs.
 
     Returns
     -------
@@ -114,6 +121,10 @@ def run_round(kernel: KernelMatrix, y: np.ndarray, split: tuple, C: float, *, op
     seconds.train = time.perf_counter() - clock - solution.seconds_gradient_init
     clock = time.perf_counter()
     support, coef = support_coefficients(y, train, solution.alpha)
-    predicted = kernel.decision_signs(test, support, coef, solution.rho)
+    if decision_values:
+        values = kernel.times_float64(test, support, coef) - solution.rho
+        predicted = np.where(values > 0, 1, -1).astype(np.int8)
+    else:
+        values, predicted = None, kernel.decision_signs(test, support, coef, solution.rho)
     seconds.predict = time.perf_counter() - clock
-    return Round(solution, predicted, seconds)
+    return Round(solution, predicted, seconds, values)

@@ -1,7 +1,8 @@
 """scikit-learn's estimator interface: ``SVC``, a C-SVC with the Gaussian kernel for two classes or more, and
 ``GridSearchCV``, a search over C and gamma with alpha seeding. Other layers import from here.
 
-Modules: ``svc``, ``one_vs_one`` (the pairs of classes), ``grid_search``.
+Modules: ``svc``, ``one_vs_one`` (the pairs of classes), ``platt`` (probabilities),
+``grid_search``.
 """
 
 from .grid_search import (
@@ -22,6 +23,7 @@ from .one_vs_one import (
     pair_problem,
     vote,
 )
+from .platt import couple_pairs, fit_sigmoid, held_out_decision_values, pair_probabilities, platt_splits
 from .svc import (
     SVC,
     encode_binary_labels,
@@ -31,23 +33,9 @@ from .svc import (
 )
 
 __all__ = [
-    "C_SEED",
-    "C_SEEDS",
-    "SEARCH_METHODS",
-    "SVC",
-    "GridSearchCV",
-    "PairwiseModel",
-    "PairwisePredictor",
-    "PointResult",
-    "class_pairs",
-    "encode_binary_labels",
-    "encode_classes",
-    "merge_pairs",
-    "optimality_gap",
-    "pair_problem",
-    "search_column",
-    "seed_from_smaller_C",
-    "solver_max_iter",
-    "solver_options",
-    "vote",
+    "SVC", "GridSearchCV", "search_column", "seed_from_smaller_C", "optimality_gap", "PointResult",
+    "SEARCH_METHODS", "C_SEEDS", "C_SEED", "encode_classes", "encode_binary_labels",
+    "solver_max_iter", "solver_options",
+    "class_pairs", "pair_problem", "merge_pairs", "PairwiseModel", "PairwisePredictor", "vote",
+    "platt_splits", "held_out_decision_values", "fit_sigmoid", "pair_probabilities", "couple_pairs",
 ]

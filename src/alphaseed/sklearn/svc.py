@@ -12,8 +12,11 @@ decision value, ``dual_coef_`` and ``intercept_`` so that a positive decision va
 ``classes_[1]``. Prediction keeps LibSVM's vote (class i only where LibSVM's own value is > 0),
 so a binary decision value of exactly 0 predicts ``classes_[1]`` in both.
 
+With ``probability=True`` it also fits LibSVM's probability model (``platt``), its internal
+cross-validation seeded.
+
 Not supported: ``sample_weight`` (``fit`` has no such argument), ``class_weight``, kernels other
-than the Gaussian, probability estimates.
+than the Gaussian.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.utils import check_random_state
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import (
     _ovr_decision_function,
     check_classification_targets,
@@ -41,6 +46,13 @@ from .one_vs_one import (
     merge_pairs,
     pair_problem,
     vote,
+)
+from .platt import (
+    couple_pairs,
+    fit_sigmoid,
+    held_out_decision_values,
+    pair_probabilities,
+    platt_splits,
 )
 
 NO_ITERATION_CAP = np.iinfo(np.int64).max
@@ -158,6 +170,12 @@ class SVC(ClassifierMixin, BaseEstimator):
     break_ties : bool, default False
         With ``"ovr"`` and more than two classes, predict the class of highest ``decision_function``
         score instead of LibSVM's vote (whose ties go to the first class).
+    probability : bool, default False
+        Fit LibSVM's probability model (module ``platt``) for ``predict_proba``: a 5-fold
+        cross-validation of each pair, its rounds seeded, and a sigmoid on its held-out decision
+        values. ``predict`` still votes on the decision values, as LibSVM's does.
+    random_state : int, RandomState or None, default None
+        The permutation behind the probability model's folds.
     kernel_mode : {"auto", "cache", "shared", "gram"}, default "auto"
         How kernel values are kept (see ``alphaseed.kernel``); it changes time and memory, never
         the result.
@@ -183,11 +201,13 @@ class SVC(ClassifierMixin, BaseEstimator):
         SMO's iterations, one per pair of classes.
     fit_status_ : int
         1 if SMO stopped at the iteration cap on any pair, else 0.
+    probA_, probB_ : ndarray
+        Each pair's sigmoid 1 / (1 + exp(A f + B)) of P(class i), with ``probability``; else empty.
     """
 
     def __init__(self, *, C=1.0, gamma="scale", tol=1e-3, cache_size=None, shrinking=True,
-                 decision_function_shape="ovr", break_ties=False, kernel_mode="auto", max_iter=None,
-                 n_jobs=None):
+                 decision_function_shape="ovr", break_ties=False, probability=False, random_state=None,
+                 kernel_mode="auto", max_iter=None, n_jobs=None):
         self.C = C
         self.gamma = gamma
         self.tol = tol
@@ -195,6 +215,8 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.shrinking = shrinking
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
+        self.probability = probability
+        self.random_state = random_state
         self.kernel_mode = kernel_mode
         self.max_iter = max_iter
         self.n_jobs = n_jobs
@@ -230,12 +252,19 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.classes_, codes = encode_classes(y)
         self._gamma = resolve_gamma(self.gamma, X)
         options = solver_options(self.get_params())
-        solutions = []
+        solutions, sigmoids = [], []
+        rng = check_random_state(self.random_state)
         with numba_threads(resolve_n_jobs(self.n_jobs)):
             kernel = KernelMatrix(X, self._gamma, mode=self.kernel_mode)
             for i, j in class_pairs(self.classes_.size):
                 index, y_pair = pair_problem(codes, i, j)
                 solutions.append((index, y_pair, solve(kernel, y_pair, index, self.C, options=options)))
+                if self.probability:
+                    held_out = held_out_decision_values(kernel, y_pair, index, self.C,
+                                                        platt_splits(index.size, rng), options=options)
+                    sigmoids.append(fit_sigmoid(held_out, y_pair[index] > 0))
+        sigmoids = np.array(sigmoids, dtype=np.float64).reshape(-1, 2)
+        self.probA_, self.probB_ = sigmoids[:, 0].copy(), sigmoids[:, 1].copy()
         capped = [result.iterations for _, _, result in solutions if result.iteration_cap_hit]
         if capped:
             warnings.warn(f"SMO stopped at the iteration cap ({capped[0]} iterations) before "
@@ -305,3 +334,45 @@ class SVC(ClassifierMixin, BaseEstimator):
             return self.classes_[np.argmax(self.decision_function(X), axis=1)]
         decision = self._predictor.decision_values(self._validated(X, reset=False))
         return self.classes_[vote(decision, self.classes_.size)]
+
+    def _has_probability(self) -> bool:
+        if not self.probability:
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_has_probability)
+    def predict_proba(self, X) -> np.ndarray:
+        """Each row's probability of each class, in ``classes_`` order (LibSVM's ``-b 1``).
+
+        The probabilities come from a cross-validation, so their most likely class may differ
+        from ``predict``'s on a few rows, as with LibSVM and scikit-learn.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+            The instances.
+
+        Returns
+        -------
+        ndarray
+            (n_rows, n_classes), rows summing to one.
+        """
+        check_is_fitted(self)
+        if self.probA_.size == 0:
+            raise NotFittedError("predict_proba needs a fit with probability=True")
+        decision = self._predictor.decision_values(self._validated(X, reset=False))
+        pairwise = pair_probabilities(decision, self.probA_, self.probB_)
+        if self.classes_.size == 2:
+            return np.column_stack([pairwise[:, 0], 1.0 - pairwise[:, 0]])
+        return couple_pairs(pairwise, self.classes_.size)
+
+    @available_if(_has_probability)
+    def predict_log_proba(self, X) -> np.ndarray:
+        """The natural logarithm of ``predict_proba``, of the same shape.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+            Rows whose log probabilities are wanted.
+        """
+        return np.log(self.predict_proba(X))
