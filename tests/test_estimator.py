@@ -96,6 +96,27 @@ def test_ten_digits_give_scikit_learns_model():
                                  ScikitSVC(C=8.0, gamma=0.03125).fit(X, y), X)
 
 
+@pytest.mark.parametrize("n_classes, class_weight, C", [
+    (2, "balanced", 1.0), (2, {"class 1": 4.0}, 30.0), (3, "balanced", 3.0), (4, {"class 0": 0.2, "class 3": 7.0}, 1.0),
+])
+def test_class_weights_give_scikit_learns_model(n_classes, class_weight, C):
+    """Catches a class's weight applied to the other class of a pair (LibSVM's Cp is class i's),
+    LibSVM's two-C clipping done with one C (iterations and alphas would differ), G_bar or the
+    bound statuses counted at the wrong class's bound, and "balanced" computed otherwise than
+    scikit-learn's n / (n_classes * count)."""
+    rng = np.random.default_rng(20 + n_classes)
+    X = rng.normal(size=(300, 3))
+    labels = np.array([f"class {c}" for c in range(n_classes)])
+    # Imbalanced: class 0 holds most of the instances.
+    codes = np.where(rng.random(300) < 0.6, 0, rng.integers(1, n_classes, 300))
+    X[:, :2] += 0.8 * np.column_stack([np.cos(codes), np.sin(codes)])
+    y = labels[codes]
+    ours = SVC(C=C, class_weight=class_weight).fit(X, y)
+    theirs = ScikitSVC(C=C, class_weight=class_weight).fit(X, y)
+    np.testing.assert_array_equal(ours.class_weight_, theirs.class_weight_)
+    assert_same_model(ours, theirs, X, X)
+
+
 def test_bad_decision_shapes_are_refused():
     """Catches a typo in decision_function_shape passing as 'ovr', and break_ties with 'ovo', which
     scikit-learn refuses."""

@@ -82,17 +82,21 @@ def test_coupling_recovers_a_distribution_from_its_consistent_pairs():
         np.testing.assert_allclose(couple_pairs(r, n_classes), p, atol=1e-12)
 
 
-@pytest.mark.parametrize("n_classes, weights", [(2, [0.85, 0.15]), (3, None), (5, None)])
-def test_log_loss_is_scikit_learns(n_classes, weights):
+@pytest.mark.parametrize("n_classes, weights, class_weight", [
+    (2, [0.85, 0.15], None), (2, [0.85, 0.15], "balanced"), (3, None, None), (3, [0.6, 0.3, 0.1], "balanced"),
+    (5, None, None),
+])
+def test_log_loss_is_scikit_learns(n_classes, weights, class_weight):
     """Catches probabilities that are valid distributions but poorly calibrated (a coupling or a
-    sigmoid off by a sign, pairs matched to the wrong classes): held-out log loss within 5 % of
-    scikit-learn's SVC(probability=True), whose folds differ from ours."""
+    sigmoid off by a sign, pairs matched to the wrong classes, internal folds trained without the
+    class weights): held-out log loss within 5 % of scikit-learn's SVC(probability=True), whose
+    folds differ from ours."""
     X, y = classification(n_classes, 10 + n_classes, n=600, weights=weights)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, random_state=0, stratify=y)
-    ours = SVC(C=4.0, probability=True, random_state=0).fit(X_train, y_train)
+    ours = SVC(C=4.0, class_weight=class_weight, probability=True, random_state=0).fit(X_train, y_train)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)   # scikit-learn 1.9 deprecates probability=True
-        theirs = ScikitSVC(C=4.0, probability=True, random_state=0).fit(X_train, y_train)
+        theirs = ScikitSVC(C=4.0, class_weight=class_weight, probability=True, random_state=0).fit(X_train, y_train)
     proba = ours.predict_proba(X_test)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
     np.testing.assert_allclose(np.exp(ours.predict_log_proba(X_test)), proba)

@@ -159,6 +159,8 @@ def test_clone_list_of_grids_and_refit():
     (dict(estimator=SVC(), param_grid={"C": [1.0], "tol": [0.1]}), ValueError, "C and gamma"),
     (dict(estimator=SVC(), param_grid=GRID, method="top"), ValueError, "method"),
     (dict(estimator=SVC(), param_grid=GRID, n_jobs=0), ValueError, "n_jobs"),
+    (dict(estimator=SVC(class_weight="balanced"), param_grid=GRID), ValueError, "class_weight"),
+    (dict(estimator=SVC(probability=True), param_grid=GRID), ValueError, "probability"),
 ])
 def test_bad_arguments_are_refused(arguments, error, message):
     """Catches a search that silently ignores a grid key, an estimator or a method it cannot honour."""

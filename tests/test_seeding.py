@@ -11,15 +11,16 @@ from alphaseed.kernel import KernelMatrix
 from alphaseed.seeding import (FROM_FULL_MODEL, LOO_ONLY, SEEDERS, SeedContext, adjust_alpha, ato,
                                mir, water_fill)
 from alphaseed.seeding.adjust import signed_bounds
-from alphaseed.solver import solve
+from alphaseed.solver import solve, upper_bounds
 
 # The seeders that chain the rounds: round h seeded from round h - 1.
 KFOLD_SEEDERS = sorted(set(SEEDERS) - FROM_FULL_MODEL)
 
 
-def assert_feasible(alpha: np.ndarray, y: np.ndarray, C: float) -> None:
+def assert_feasible(alpha: np.ndarray, y: np.ndarray, C) -> None:
+    """0 <= alpha <= C of each instance's class (C: one, or the pair of class weights), balanced."""
     assert np.isfinite(alpha).all()
-    assert alpha.min(initial=0.0) >= 0.0 and alpha.max(initial=0.0) <= C
+    assert alpha.min(initial=0.0) >= 0.0 and (alpha <= upper_bounds(y, C)).all()
     assert abs(float(y @ alpha)) <= 1e-10 * max(1.0, float(alpha.sum()))
 
 

@@ -1,6 +1,7 @@
 """Property tests: every seed of every seeder is feasible, whatever the previous round looked like.
 
-Small random problems with both classes (and sometimes one class per fold), random C and gamma,
+Small random problems with both classes (and sometimes one class per fold), random C (one, or
+one per class as class weights give it) and gamma,
 uneven folds, folds where T lacks R's label, previous solutions that are optimal or stopped
 early by an iteration cap, and C so small that every alpha sits at a bound.
 """
@@ -32,6 +33,8 @@ def problems(draw):
     if draw(st.booleans()):
         X = np.round(X, 1)  # duplicate points and tied kernel values
     C = draw(st.floats(1e-4, 1e3))
+    if draw(st.booleans()):   # class weights: C of the -1 class 1e-2 to 1e2 times that of +1
+        C = (C, C * draw(st.floats(1e-2, 1e2)))
     gamma = draw(st.floats(1e-2, 10.0))
     # None: the previous round is optimal; an int: it stopped early (still feasible).
     max_iter = draw(st.one_of(st.none(), st.integers(1, 15)))
@@ -60,7 +63,7 @@ def assert_seeds_feasible(ctx, names) -> None:
 @given(problem=problems(), data=st.data())
 def test_every_kfold_seed_is_feasible(problem, data):
     """Catches a k-fold seeder returning an infeasible seed (outside [0, C], unbalanced, NaN,
-    misaligned) on awkward problems: one label per fold, T without R's label, every alpha at a
+    misaligned; with class weights, above the C of an alpha's class) on awkward problems: one label per fold, T without R's label, every alpha at a
     bound, a previous round stopped early. What the seed is worth is test_naive_twins' job."""
     kernel, y, C, max_iter = problem
     order = uneven_folds(data, y.size, 3)

@@ -223,15 +223,17 @@ def test_labels_other_than_plus_minus_one_are_rejected():
         train_svm(np.zeros((3, 1)), np.array([0.0, 1.0, 2.0]), C=1.0, gamma=1.0)
 
 
-def test_a_carried_gradient_equals_the_one_built_from_scratch():
+@pytest.mark.parametrize("C", [1.0, (1.0, 4.0), (3.0, 0.5)])
+def test_a_carried_gradient_equals_the_one_built_from_scratch(C):
+    """Catches a carried G or G_bar off the initialised one, also with a C per class (class
+    weights), where G_bar must count each alpha at its own class's bound."""
     from alphaseed.kernel import new_cache
     from alphaseed.seeding.adjust import adjust_added
-    from alphaseed.solver import carry_gradient
+    from alphaseed.solver import carry_gradient, class_bounds, upper_bounds
     from alphaseed.solver.state import init_gradient, kernel_rows, rows_apart
 
     X, y = blobs(n=120, seed=8, sep=0.4)
     km = KernelMatrix(X, 0.5)
-    C = 1.0
     rng = np.random.default_rng(8)
     before = rng.permutation(120)[:90]
     prev = solve(km, y, before, C=C)
@@ -239,13 +241,13 @@ def test_a_carried_gradient_equals_the_one_built_from_scratch():
     # A seed as the k-fold seeders build it: shared alphas kept, new instances balancing them.
     alpha = np.zeros(after.size)
     alpha[:60] = prev.alpha[:60]
-    alpha = adjust_added(alpha, y[after], C, np.arange(60), np.arange(60, after.size))
+    alpha = adjust_added(alpha, y[after], upper_bounds(y[after], C), np.arange(60), np.arange(60, after.size))
     def rows():
         return kernel_rows(km, after, y[after], new_cache(after.size, 1 << 20))
 
     carried = carry_gradient(km, y, (before, prev), after, alpha, C, rows())
     assert carried is not None
-    scratch = init_gradient(*rows_apart(rows()), alpha, C)
+    scratch = init_gradient(*rows_apart(rows()), alpha, *class_bounds(C))
     np.testing.assert_allclose(carried[0], scratch[0], atol=1e-9)
     np.testing.assert_allclose(carried[1], scratch[1], atol=1e-9)
     warm = solve(km, y, after, C=C, alpha0=alpha, previous=(before, prev))

@@ -67,7 +67,7 @@ class Round:
     decision_values: np.ndarray | None = None
 
 
-def run_round(kernel: KernelMatrix, y: np.ndarray, split: tuple, C: float, *, options: SolverOptions,
+def run_round(kernel: KernelMatrix, y: np.ndarray, split: tuple, C, *, options: SolverOptions,
               seeder=None, previous: tuple | None = None, start: tuple | None = None,
               decision_values: bool = False) -> Round:
     """Train on one split's training set and predict its test set.
@@ -80,8 +80,8 @@ def run_round(kernel: KernelMatrix, y: np.ndarray, split: tuple, C: float, *, op
         Every instance's label, -1 or +1, indexed as the kernel's rows.
     split : tuple
         ``(train, test)``: global indices, the training set in the solver's order.
-    C : float
-        The penalty.
+    C : float or tuple of float
+        The penalty, or the pair (C of +1, C of -1) of class weights.
     options : SolverOptions
         The solver's settings.
     seeder : callable, optional

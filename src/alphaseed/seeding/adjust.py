@@ -15,6 +15,8 @@ bound the shift pushes towards, or T empty). Chosen here, in this order:
    cold start, which is always feasible.
 A last exact correction removes the rounding left by the shifts, so the result meets
 |sum y alpha'| <= 1e-10 max(1, sum alpha') and 0 <= alpha' <= C exactly.
+
+C is one penalty, or an array of each alpha's own bound (C of its class, with class weights).
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ def tolerance(alpha: np.ndarray) -> float:
     return BALANCE_TOL * max(1.0, float(alpha.sum()))
 
 
-def signed_bounds(y: np.ndarray, C: float) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds of beta = y * alpha when 0 <= alpha <= C."""
+def signed_bounds(y: np.ndarray, C) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of beta = y * alpha when 0 <= alpha <= C (one C, or one aligned with y)."""
     lo = np.where(y > 0, 0.0, -C)
     hi = np.where(y > 0, C, 0.0)
     return lo, hi
@@ -87,7 +89,7 @@ def _polish(beta: np.ndarray, lo: np.ndarray, hi: np.ndarray, group: np.ndarray)
     beta[j] = min(max(beta[j] - residual, lo[j]), hi[j])
 
 
-def adjust_alpha(alpha: np.ndarray, y: np.ndarray, C: float,
+def adjust_alpha(alpha: np.ndarray, y: np.ndarray, C,
                  groups: Sequence[np.ndarray]) -> np.ndarray:
     """Feasible copy of ``alpha`` (aligned with ``y``), moving only ``groups`` in turn.
 
@@ -101,8 +103,8 @@ def adjust_alpha(alpha: np.ndarray, y: np.ndarray, C: float,
         The seed to repair; clipped to [0, C] first.
     y : ndarray
         The labels (-1 or +1), aligned with ``alpha``.
-    C : float
-        The penalty.
+    C : float or ndarray
+        The penalty, or each alpha's bound (aligned with ``alpha``).
     groups : sequence of ndarray
         Positions allowed to move, one array per group, tried in order.
 
@@ -127,13 +129,13 @@ def adjust_alpha(alpha: np.ndarray, y: np.ndarray, C: float,
     return np.clip(y * beta, 0.0, C)
 
 
-def free_positions(alpha: np.ndarray, C: float, among: np.ndarray) -> np.ndarray:
-    """Positions in ``among`` whose alpha is strictly inside (0, C)."""
+def free_positions(alpha: np.ndarray, C, among: np.ndarray) -> np.ndarray:
+    """Positions in ``among`` whose alpha is strictly inside (0, C) (C: one, or aligned with alpha)."""
     a = alpha[among]
-    return among[(a > 0) & (a < C)]
+    return among[(a > 0) & (a < (C[among] if np.ndim(C) else C))]
 
 
-def adjust_added(alpha: np.ndarray, y: np.ndarray, C: float, shared: np.ndarray,
+def adjust_added(alpha: np.ndarray, y: np.ndarray, C, shared: np.ndarray,
                  added: np.ndarray) -> np.ndarray:
     """The paper's AdjustAlpha for a k-fold seed: T first, then free S, then all of S."""
     return adjust_alpha(alpha, y, C, [added, free_positions(np.clip(alpha, 0.0, C), C, shared), shared])

@@ -182,7 +182,7 @@ class _Path:
 
     rows: np.ndarray
     y: np.ndarray
-    C: float
+    C: np.ndarray
     alpha: np.ndarray
     status: np.ndarray
     f: np.ndarray
@@ -219,12 +219,12 @@ def next_event(path: _Path, g, dg, free, dbeta_free, adding) -> tuple[float, int
     eta = np.full(alpha.size, np.inf)
     dalpha = y[free] * dbeta_free
     up, down = dalpha > 0, dalpha < 0
-    eta[free[up]] = (C - alpha[free[up]]) / dalpha[up]
+    eta[free[up]] = (C[free[up]] - alpha[free[up]]) / dalpha[up]
     eta[free[down]] = -alpha[free[down]] / dalpha[down]
 
     bound = np.flatnonzero(status == BOUND)
     # +1 where the condition is f_i >= b (I_u), -1 where it is f_i <= b (I_l).
-    side = np.where(alpha[bound] < 0.5 * C, y[bound], -y[bound])
+    side = np.where(alpha[bound] < 0.5 * C[bound], y[bound], -y[bound])
     sg, sdg = side * g[bound], side * dg[bound]
     crossing = (sg >= 0) & (sdg < 0)
     eta[bound[crossing]] = sg[crossing] / -sdg[crossing]
@@ -259,15 +259,15 @@ def seed_ato(ctx: SeedContext) -> np.ndarray:
     for _ in range(MAX_STEPS):
         if path.removed.size == 0 or not _step(path, columns):
             break
-    return adjust_added(path.alpha, path.y, ctx.C, lay.shared_next, lay.added_next)
+    return adjust_added(path.alpha, path.y, path.C, lay.shared_next, lay.added_next)
 
 
 def _start(ctx: SeedContext, lay) -> _Path:
     """The path at the previous optimum: alpha_S kept, alpha_T = 0, the instances of T on the
     wrong side of b rising."""
-    C = ctx.C
     rows = ctx.next_index
     y = ctx.y[rows]
+    C = ctx.bounds(y)
     alpha = carry_shared(ctx, lay)
     shared, added = lay.shared_next, lay.added_next
 
@@ -282,7 +282,7 @@ def _start(ctx: SeedContext, lay) -> _Path:
 
     status = np.full(rows.size, BOUND, dtype=np.int8)
     a_s = alpha[shared]
-    status[shared[(a_s > 0) & (a_s < C)]] = FREE
+    status[shared[(a_s > 0) & (a_s < C[shared])]] = FREE
     status[added[y[added] * (f[added] - b) < 0]] = ADDING
     return _Path(rows, y, C, alpha, status, f, b, ctx.removed[moving], beta_removed[moving],
                  np.zeros(rows.size))
@@ -294,7 +294,7 @@ def _step(path: _Path, columns: KernelColumns) -> bool:
     free = np.flatnonzero(status == FREE)
     adding = np.flatnonzero(status == ADDING)
     push_cols = np.concatenate((rows[adding], path.removed))
-    push_coef = np.concatenate((y[adding] * (C - alpha[adding]), -path.beta_removed))
+    push_coef = np.concatenate((y[adding] * (C[adding] - alpha[adding]), -path.beta_removed))
     push = columns.matvec(push_cols, push_coef)
     # Moving along the path scales every pushed coefficient by (1 - eta), so the last
     # direction, scaled alike, is a close start for MINRES; only the set change differs.
@@ -305,20 +305,20 @@ def _step(path: _Path, columns: KernelColumns) -> bool:
     df = push + columns.matvec(rows[free], dbeta_free)
     eta, who = next_event(path, path.f - path.b, df - path.db, free, dbeta_free, adding)
 
-    alpha[free] = np.clip(alpha[free] + eta * y[free] * dbeta_free, 0.0, C)
-    alpha[adding] += eta * (C - alpha[adding])
+    alpha[free] = np.clip(alpha[free] + eta * y[free] * dbeta_free, 0.0, C[free])
+    alpha[adding] += eta * (C[adding] - alpha[adding])
     path.beta_removed = (1.0 - eta) * path.beta_removed
     path.f += eta * df
     path.b += eta * path.db
     path.direction *= 1.0 - eta
     path.db *= 1.0 - eta
     if who < 0:
-        alpha[adding] = C
+        alpha[adding] = C[adding]
         status[adding] = BOUND
         path.removed = path.removed[:0]
         return False
     if status[who] == FREE:
-        alpha[who] = 0.0 if alpha[who] < 0.5 * C else C
+        alpha[who] = 0.0 if alpha[who] < 0.5 * C[who] else C[who]
         status[who] = BOUND
     else:
         status[who] = FREE

@@ -47,4 +47,5 @@ def seed_avg(ctx: SeedContext) -> np.ndarray:
     alpha = carry_shared(ctx, lay)
     y = ctx.y[ctx.next_index]
     shared = lay.shared_next
-    return adjust_alpha(alpha, y, ctx.C, [free_positions(alpha, ctx.C, shared), shared])
+    C = ctx.bounds(y)
+    return adjust_alpha(alpha, y, C, [free_positions(alpha, C, shared), shared])

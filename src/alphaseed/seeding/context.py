@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import SeedingError
 from ..kernel import KernelMatrix
+from ..solver import upper_bounds
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,9 @@ class SeedContext:
         The kernel over all n instances; ``kernel.block(rows, cols)`` gives float32 values.
     y : ndarray
         float64 labels (-1 or +1) of all n instances.
-    C : float
-        The penalty of both rounds.
+    C : float or tuple of float
+        The penalty of both rounds, or its pair (C of +1, C of -1) with class weights: read
+        each instance's bound through ``bounds``.
     prev_index : ndarray
         The previous training set X, in its solver order.
     prev_alpha : ndarray
@@ -51,7 +53,7 @@ class SeedContext:
 
     kernel: KernelMatrix      # kernel.block(rows, cols) -> float32 K over global indices
     y: np.ndarray             # float64 labels in {-1, +1} of all n instances
-    C: float
+    C: float | tuple
     prev_index: np.ndarray    # global indices of the previous training set X, solver order
     prev_alpha: np.ndarray    # the previous optimum, aligned with prev_index
     prev_gradient: np.ndarray  # LibSVM's G = Q alpha - 1 at that optimum; f_i = y_i G_i
@@ -62,7 +64,22 @@ class SeedContext:
     next_index: np.ndarray    # X' = S ∪ T in the next round's solver order
 
 
-def seed_context(kernel: KernelMatrix, y: np.ndarray, C: float, previous: tuple,
+    def bounds(self, y: np.ndarray) -> np.ndarray:
+        """Each instance's bound on alpha, C of its class.
+
+        Parameters
+        ----------
+        y : ndarray
+            Labels (-1 or +1) of the instances.
+
+        Returns
+        -------
+        ndarray
+            One bound per label.
+        """
+        return upper_bounds(y, self.C)
+
+def seed_context(kernel: KernelMatrix, y: np.ndarray, C, previous: tuple,
                  next_index: np.ndarray) -> SeedContext:
     """The seeders' context for training on ``next_index`` after a solution on another set.
 
@@ -75,8 +92,8 @@ def seed_context(kernel: KernelMatrix, y: np.ndarray, C: float, previous: tuple,
         The kernel the seeders read their blocks of K from.
     y : ndarray
         Labels of the whole dataset (-1 or +1), by global index.
-    C : float
-        The penalty of both rounds.
+    C : float or tuple of float
+        The penalty of both rounds, or its pair (C of +1, C of -1).
     previous : tuple
         ``(prev_index, prev)``: the previous training set (global indices) and its
         ``SolveResult``.

@@ -35,7 +35,7 @@ def leave_out_in_turn(ctx: SeedContext, beta: np.ndarray, donors: np.ndarray,
     """TOP's step for each donor in order: add change[i] to sum(beta) (beta = y alpha over
     ``ctx.shared``) on the most similar instances first, each up to its bound; in place."""
     candidates = ctx.shared
-    lo, hi = signed_bounds(ctx.y[candidates], ctx.C)
+    lo, hi = signed_bounds(ctx.y[candidates], ctx.bounds(ctx.y[candidates]))
     slab = max(1, ROW_SLAB_BYTES // (4 * max(1, candidates.size)))
     for start in range(0, donors.size, slab):
         similarity = ctx.kernel.block(donors[start:start + slab], candidates)
@@ -79,4 +79,5 @@ def seed_full(ctx: SeedContext) -> np.ndarray:
     removed = ctx.removed[donors]
     leave_out_in_turn(ctx, beta, removed, ctx.y[removed] * alpha_removed[donors])
     alpha[shared] = y[shared] * beta
-    return adjust_alpha(alpha, y, ctx.C, [free_positions(alpha, ctx.C, shared), shared])
+    C = ctx.bounds(y)
+    return adjust_alpha(alpha, y, C, [free_positions(alpha, C, shared), shared])

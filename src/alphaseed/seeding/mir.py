@@ -82,10 +82,10 @@ def seed_mir(ctx: SeedContext) -> np.ndarray:
     if ctx.added.size and ctx.shared.size:
         alpha_s = ctx.prev_alpha[lay.shared_prev]
         f_s = ctx.y[ctx.shared] * ctx.prev_gradient[lay.shared_prev]
-        free = (alpha_s > 0) & (alpha_s < ctx.C)
+        free = (alpha_s > 0) & (alpha_s < ctx.bounds(ctx.y[ctx.shared]))
         delta_f = np.where(free, 0.0, ctx.prev_rho - f_s)
         beta_r = ctx.y[ctx.removed] * ctx.prev_alpha[lay.removed_prev]
         rhs = delta_f + kernel_matvec(ctx, ctx.shared, ctx.removed, beta_r)
         beta_t = least_squares_system(ctx, ctx.shared, ctx.added, rhs, float(beta_r.sum()))
         alpha[lay.added_next] = ctx.y[ctx.added] * beta_t
-    return adjust_added(alpha, y_next, ctx.C, lay.shared_next, lay.added_next)
+    return adjust_added(alpha, y_next, ctx.bounds(y_next), lay.shared_next, lay.added_next)

@@ -66,4 +66,4 @@ def seed_sir(ctx: SeedContext) -> np.ndarray:
         ok = match >= 0
         alpha[lay.added_next[match[ok]]] = alpha_removed[donors[ok]]
     y_next = ctx.y[ctx.next_index]
-    return adjust_added(alpha, y_next, ctx.C, lay.shared_next, lay.added_next)
+    return adjust_added(alpha, y_next, ctx.bounds(y_next), lay.shared_next, lay.added_next)

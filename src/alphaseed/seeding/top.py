@@ -49,7 +49,8 @@ def seed_top(ctx: SeedContext) -> np.ndarray:
     shared = lay.shared_next
     similarity = ctx.kernel.block(ctx.removed, ctx.next_index[shared])[0]
     order = shared[np.argsort(-similarity, kind="stable")]
-    lo, hi = signed_bounds(y, ctx.C)
+    C = ctx.bounds(y)
+    lo, hi = signed_bounds(y, C)
     beta = y * alpha
     beta = fill_in_order(beta, lo, hi, order, -float(beta.sum()))
-    return adjust_alpha(y * beta, y, ctx.C, [shared])
+    return adjust_alpha(y * beta, y, C, [shared])

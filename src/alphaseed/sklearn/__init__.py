@@ -23,7 +23,13 @@ from .one_vs_one import (
     pair_problem,
     vote,
 )
-from .platt import couple_pairs, fit_sigmoid, held_out_decision_values, pair_probabilities, platt_splits
+from .platt import (
+    couple_pairs,
+    fit_sigmoid,
+    held_out_decision_values,
+    pair_probabilities,
+    platt_splits,
+)
 from .svc import (
     SVC,
     encode_binary_labels,
@@ -33,9 +39,28 @@ from .svc import (
 )
 
 __all__ = [
-    "SVC", "GridSearchCV", "search_column", "seed_from_smaller_C", "optimality_gap", "PointResult",
-    "SEARCH_METHODS", "C_SEEDS", "C_SEED", "encode_classes", "encode_binary_labels",
-    "solver_max_iter", "solver_options",
-    "class_pairs", "pair_problem", "merge_pairs", "PairwiseModel", "PairwisePredictor", "vote",
-    "platt_splits", "held_out_decision_values", "fit_sigmoid", "pair_probabilities", "couple_pairs",
+    "C_SEED",
+    "C_SEEDS",
+    "SEARCH_METHODS",
+    "SVC",
+    "GridSearchCV",
+    "PairwiseModel",
+    "PairwisePredictor",
+    "PointResult",
+    "class_pairs",
+    "couple_pairs",
+    "encode_binary_labels",
+    "encode_classes",
+    "fit_sigmoid",
+    "held_out_decision_values",
+    "merge_pairs",
+    "optimality_gap",
+    "pair_probabilities",
+    "pair_problem",
+    "platt_splits",
+    "search_column",
+    "seed_from_smaller_C",
+    "solver_max_iter",
+    "solver_options",
+    "vote",
 ]

@@ -339,6 +339,12 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise TypeError(f"estimator must be an alphaseed.SVC, got {type(self.estimator).__name__}")
         if self.method not in SEARCH_METHODS:
             raise ValueError(f"method must be one of {', '.join(SEARCH_METHODS)}; got {self.method!r}")
+        unsearched = {name: value for name, value in self.estimator.get_params().items()
+                      if name in ("class_weight", "probability") and value not in (None, False)}
+        if unsearched:
+            raise ValueError(f"the seeded search scores one C for all classes by accuracy; the "
+                             f"estimator's {unsearched} would be ignored. Search it with "
+                             f"scikit-learn's GridSearchCV, which takes alphaseed.SVC")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
         _, y_signed = encode_binary_labels(y)
         candidates = self._candidates()

@@ -50,7 +50,7 @@ def platt_splits(n: int, rng: np.random.Generator) -> list[tuple[np.ndarray, np.
             for begin, end in zip(bounds[:-1], bounds[1:])]
 
 
-def held_out_decision_values(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float,
+def held_out_decision_values(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C,
                              splits: list, *, options: SolverOptions) -> np.ndarray:
     """Each instance's decision value from the round that held it out, the rounds seeded in turn.
 
@@ -62,8 +62,8 @@ def held_out_decision_values(kernel: KernelMatrix, y: np.ndarray, index: np.ndar
         Every instance's label, -1 or +1 (only ``y[index]`` is read).
     index : ndarray
         The problem's instances (global indices).
-    C : float
-        The penalty.
+    C : float or tuple of float
+        The penalty, or the pair (C of +1, C of -1) of class weights.
     splits : list of tuple
         ``(train, test)`` positions into ``index`` (``platt_splits``).
     options : SolverOptions

@@ -15,8 +15,8 @@ so a binary decision value of exactly 0 predicts ``classes_[1]`` in both.
 With ``probability=True`` it also fits LibSVM's probability model (``platt``), its internal
 cross-validation seeded.
 
-Not supported: ``sample_weight`` (``fit`` has no such argument), ``class_weight``, kernels other
-than the Gaussian.
+Not supported: ``sample_weight`` (``fit`` has no such argument), kernels other than the
+Gaussian.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import (
     _ovr_decision_function,
@@ -163,6 +164,10 @@ class SVC(ClassifierMixin, BaseEstimator):
         data), else 100 (``KernelMatrix.row_cache_mb``).
     shrinking : bool, default True
         LibSVM's shrinking.
+    class_weight : dict, "balanced" or None, default None
+        Each class's C is C times its weight (LibSVM's ``-wi``): a dict maps classes to weights
+        (1 for the others), ``"balanced"`` weighs each class by n_samples / (n_classes *
+        its count), inversely to its frequency.
     decision_function_shape : {"ovr", "ovo"}, default "ovr"
         With more than two classes, ``decision_function`` gives LibSVM's value of each pair
         (``"ovo"``) or scikit-learn's per-class score built from the pairs' votes and values
@@ -199,6 +204,8 @@ class SVC(ClassifierMixin, BaseEstimator):
         One per pair of classes, in scikit-learn's sign.
     n_iter_ : ndarray
         SMO's iterations, one per pair of classes.
+    class_weight_ : ndarray
+        Each class's weight (ones without ``class_weight``).
     fit_status_ : int
         1 if SMO stopped at the iteration cap on any pair, else 0.
     probA_, probB_ : ndarray
@@ -206,13 +213,14 @@ class SVC(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, *, C=1.0, gamma="scale", tol=1e-3, cache_size=None, shrinking=True,
-                 decision_function_shape="ovr", break_ties=False, probability=False, random_state=None,
+                 class_weight=None, decision_function_shape="ovr", break_ties=False, probability=False, random_state=None,
                  kernel_mode="auto", max_iter=None, n_jobs=None):
         self.C = C
         self.gamma = gamma
         self.tol = tol
         self.cache_size = cache_size
         self.shrinking = shrinking
+        self.class_weight = class_weight
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
         self.probability = probability
@@ -250,6 +258,7 @@ class SVC(ClassifierMixin, BaseEstimator):
                              f"{self.decision_function_shape!r}")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
         self.classes_, codes = encode_classes(y)
+        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
         self._gamma = resolve_gamma(self.gamma, X)
         options = solver_options(self.get_params())
         solutions, sigmoids = [], []
@@ -258,9 +267,10 @@ class SVC(ClassifierMixin, BaseEstimator):
             kernel = KernelMatrix(X, self._gamma, mode=self.kernel_mode)
             for i, j in class_pairs(self.classes_.size):
                 index, y_pair = pair_problem(codes, i, j)
-                solutions.append((index, y_pair, solve(kernel, y_pair, index, self.C, options=options)))
+                C = (self.C * self.class_weight_[i], self.C * self.class_weight_[j])
+                solutions.append((index, y_pair, solve(kernel, y_pair, index, C, options=options)))
                 if self.probability:
-                    held_out = held_out_decision_values(kernel, y_pair, index, self.C,
+                    held_out = held_out_decision_values(kernel, y_pair, index, C,
                                                         platt_splits(index.size, rng), options=options)
                     sigmoids.append(fit_sigmoid(held_out, y_pair[index] > 0))
         sigmoids = np.array(sigmoids, dtype=np.float64).reshape(-1, 2)

@@ -6,19 +6,20 @@ import from here, never from the modules below.
 
 Modules: ``state`` (the solver's state and rows of Q), ``selection`` (the working set),
 ``shrinking``, ``smo`` (the pair update and the loop), ``carry`` (the warm start's gradient),
-``training`` (``solve``), ``model`` (prediction), ``compile`` (compiling before timing), ``options``.
+``training`` (``solve``), ``penalty`` (one C, or one per class), ``model`` (prediction), ``compile`` (compiling before timing), ``options``.
 """
 
 from .carry import carry_gradient
 from .compile import compile_lock, warmup
 from .model import SVMModel, decision_values, support_coefficients, train_svm
 from .options import SolverOptions
-from .training import KernelCounts, SolveResult, check_C, check_labels, check_warm_start, solve
+from .penalty import check_C, class_bounds, upper_bounds
+from .training import KernelCounts, SolveResult, check_labels, check_warm_start, solve
 from .state import FREE, LOWER, TAU, UPPER
 
 # The public API; the checks, the compile lock and the bound statuses are imported from here by
 # the layers above but not part of it.
 __all__ = [
     "SolverOptions", "solve", "SolveResult", "KernelCounts", "SVMModel", "train_svm",
-    "decision_values", "support_coefficients", "carry_gradient", "warmup",
+    "decision_values", "support_coefficients", "carry_gradient", "warmup", "class_bounds", "upper_bounds",
 ]

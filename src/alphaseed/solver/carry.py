@@ -10,6 +10,7 @@ from numba import njit
 
 from ..errors import SolverInputError
 from ..kernel import KernelMatrix, outside_row
+from .penalty import upper_bounds
 from .state import Rows, q_row, rows_apart, rows_together
 
 
@@ -24,7 +25,7 @@ _Carry = namedtuple("_Carry", ["keys", "alpha_before", "alpha_after", "at_C_chan
                                "position_before", "carried", "fresh", "support", "sources", "left"])
 
 
-def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C: float, rows: Rows):
+def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C, rows: Rows):
     """(G, G_bar) at ``alpha_next`` over ``next_index``, carried over from a previous solution.
 
     An instance of both training sets keeps its gradient plus Q times the change of alpha; an
@@ -47,8 +48,8 @@ def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C:
         The next training set (global indices).
     alpha_next : ndarray
         The start, aligned with ``next_index``.
-    C : float
-        The penalty.
+    C : float or tuple of float
+        The penalty, or the pair (C of +1, C of -1) (``class_bounds``).
     rows : Rows
         The solver's rows of Q over a permutation of ``next_index``, through its row cache.
 
@@ -65,6 +66,8 @@ def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C:
     if prev_index.shape != np.shape(prev.alpha):
         raise SolverInputError(f"the previous solution has {np.size(prev.alpha)} alphas for "
                                f"{prev_index.size} training instances")
+    # Each instance's bound, by global index: the classes' Cs may differ.
+    C = upper_bounds(y, C)
     c = _where(y.size, (prev_index, prev.alpha), next_index, alpha_next, C, rows)
     l = next_index.size
     cached_rows = np.union1d(c.sources[c.sources >= 0], c.keys[c.fresh]).size
@@ -76,7 +79,7 @@ def carry_gradient(kernel: KernelMatrix, y, previous, next_index, alpha_next, C:
     return (*_carried(kernel, y, prev, next_index, C, rows, c), c.left.size * l)
 
 
-def _where(n: int, before: tuple, next_index, alpha_next, C: float, rows: Rows) -> _Carry:
+def _where(n: int, before: tuple, next_index, alpha_next, C: np.ndarray, rows: Rows) -> _Carry:
     """Where each instance stands between ``before = (prev_index, prev_alpha)`` and the next set."""
     prev_index, prev_alpha = before
     key_after = np.full(n, -1, dtype=np.int64)
@@ -98,7 +101,7 @@ def _where(n: int, before: tuple, next_index, alpha_next, C: float, rows: Rows) 
                   np.flatnonzero(alpha_next > 0), sources, changed[sources < 0])
 
 
-def _carried(kernel: KernelMatrix, y, prev, next_index, C: float, rows: Rows, c: _Carry):
+def _carried(kernel: KernelMatrix, y, prev, next_index, C: np.ndarray, rows: Rows, c: _Carry):
     """(G, G_bar) in the order of ``rows``, summed by ``_carry_sums``."""
     l = next_index.size
     G = np.empty(l)
@@ -114,7 +117,7 @@ def _carried(kernel: KernelMatrix, y, prev, next_index, C: float, rows: Rows, c:
     delta = np.column_stack([y[changed] * (c.alpha_after - c.alpha_before)[changed],
                              y[changed] * c.at_C_change[changed]])
     sv = next_index[c.support]
-    weights = np.column_stack([y[sv] * c.alpha_after[sv], y[sv] * C * (c.alpha_after[sv] >= C)])
+    weights = np.column_stack([y[sv] * c.alpha_after[sv], y[sv] * C[sv] * (c.alpha_after[sv] >= C[sv])])
     moved, total = _carry_sums(*rows_apart(rows), sources, c.left, left_words, delta,
                                c.keys[c.carried], c.keys[c.fresh], c.keys[c.support], weights)
     kept = c.keys[c.carried]

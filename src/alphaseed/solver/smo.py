@@ -29,8 +29,8 @@ from .state import (
 
 
 @njit(cache=True, nogil=True)
-def _pair_of_different_labels(ai, aj, gi, gj, qij, C):
-    """LibSVM's new (alpha_i, alpha_j) when y_i != y_j, clipped in its order."""
+def _pair_of_different_labels(ai, aj, gi, gj, qij, Ci, Cj):
+    """LibSVM's new (alpha_i, alpha_j) when y_i != y_j, clipped in its order (Ci, Cj: their bounds)."""
     quad = 2.0 + 2.0 * qij
     if quad <= 0.0:
         quad = TAU
@@ -38,27 +38,28 @@ def _pair_of_different_labels(ai, aj, gi, gj, qij, C):
     diff = ai - aj
     ai += delta
     aj += delta
-    # LibSVM's two clipping tests, in its order; with one C both branch on diff > 0.
     if diff > 0.0:
         if aj < 0.0:
             aj = 0.0
             ai = diff
-        if ai > C:
-            ai = C
-            aj = C - diff
     else:
         if ai < 0.0:
             ai = 0.0
             aj = -diff
-        if aj > C:
-            aj = C
-            ai = C + diff
+    if diff > Ci - Cj:
+        if ai > Ci:
+            ai = Ci
+            aj = Ci - diff
+    else:
+        if aj > Cj:
+            aj = Cj
+            ai = Cj + diff
     return ai, aj
 
 
 @njit(cache=True, nogil=True)
-def _pair_of_same_label(ai, aj, gi, gj, qij, C):
-    """LibSVM's new (alpha_i, alpha_j) when y_i == y_j, clipped in its order."""
+def _pair_of_same_label(ai, aj, gi, gj, qij, Ci, Cj):
+    """LibSVM's new (alpha_i, alpha_j) when y_i == y_j, clipped in its order (Ci, Cj: their bounds)."""
     quad = 2.0 - 2.0 * qij
     if quad <= 0.0:
         quad = TAU
@@ -66,17 +67,19 @@ def _pair_of_same_label(ai, aj, gi, gj, qij, C):
     total = ai + aj
     ai -= delta
     aj += delta
-    if total > C:
-        if ai > C:
-            ai = C
-            aj = total - C
-        if aj > C:
-            aj = C
-            ai = total - C
+    if total > Ci:
+        if ai > Ci:
+            ai = Ci
+            aj = total - Ci
     else:
         if aj < 0.0:
             aj = 0.0
             ai = total
+    if total > Cj:
+        if aj > Cj:
+            aj = Cj
+            ai = total - Cj
+    else:
         if ai < 0.0:
             ai = 0.0
             aj = total
@@ -85,7 +88,7 @@ def _pair_of_same_label(ai, aj, gi, gj, qij, C):
 
 @njit(cache=True, nogil=True, inline="always")
 def _update_g_bar(state, rows, p, was_upper, C):
-    """G_bar after alpha_p crossed C (upwards unless ``was_upper``): a full-length row of Q."""
+    """G_bar after alpha_p crossed its bound C (upwards unless ``was_upper``): a full-length row of Q."""
     G_bar, events, counts = state.G_bar, state.events, rows.cache.counts
     l = G_bar.shape[0]
     computed = counts[VALUES_COMPUTED]
@@ -98,7 +101,7 @@ def _update_g_bar(state, rows, p, was_upper, C):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _update(state, rows, active, i, j, C):
+def _update(state, rows, active, i, j, C_positive, C_negative):
     """LibSVM's update of the pair (i, j): alpha, status, G and G_bar. Returns the next
     max_up, which the gradient update computes on the way."""
     alpha, status, G, y = state.alpha, state.status, state.G, rows.y
@@ -106,19 +109,21 @@ def _update(state, rows, active, i, j, C):
     qj = q_row(rows, j, active)
     old_ai = alpha[i]
     old_aj = alpha[j]
+    Ci = C_positive if y[i] > 0 else C_negative
+    Cj = C_positive if y[j] > 0 else C_negative
     if y[i] != y[j]:
-        alpha[i], alpha[j] = _pair_of_different_labels(old_ai, old_aj, G[i], G[j], qi[j], C)
+        alpha[i], alpha[j] = _pair_of_different_labels(old_ai, old_aj, G[i], G[j], qi[j], Ci, Cj)
     else:
-        alpha[i], alpha[j] = _pair_of_same_label(old_ai, old_aj, G[i], G[j], qi[j], C)
+        alpha[i], alpha[j] = _pair_of_same_label(old_ai, old_aj, G[i], G[j], qi[j], Ci, Cj)
     ui = status[i] == UPPER
     uj = status[j] == UPPER
-    status[i] = bound_status(alpha[i], C)
-    status[j] = bound_status(alpha[j], C)
+    status[i] = bound_status(alpha[i], Ci)
+    status[j] = bound_status(alpha[j], Cj)
     up = update_gradient(state, y, active, qi, qj, (alpha[i] - old_ai, alpha[j] - old_aj))
     if ui != (status[i] == UPPER):
-        _update_g_bar(state, rows, i, ui, C)
+        _update_g_bar(state, rows, i, ui, Ci)
     if uj != (status[j] == UPPER):
-        _update_g_bar(state, rows, j, uj, C)
+        _update_g_bar(state, rows, j, uj, Cj)
     return up
 
 
@@ -151,8 +156,11 @@ def _calculate_rho(active, y, status, G):
 
 
 @njit(cache=True, nogil=True)
-def smo_loop(state, rows_rest, cache_rows, shared_rows, C, eps, shrinking, max_iter):
+def smo_loop(state, rows_rest, cache_rows, shared_rows, C_positive, C_negative, eps, shrinking, max_iter):
     """Run SMO from a state whose gradient is initialised; arrays are permuted in place.
+
+    ``C_positive`` and ``C_negative`` bound the alphas of the +1 and the -1 instances (LibSVM's
+    Cp and Cn: C times each class's weight).
 
     Returns (rho, objective, iterations, cap_hit); ``state.perm[p]`` is the caller's position
     of the instance now at position p.
@@ -186,7 +194,7 @@ def smo_loop(state, rows_rest, cache_rows, shared_rows, C, eps, shrinking, max_i
             counter = 1
         it += 1
         state.events[ACTIVE_SUM] += active
-        gmax, gmax_idx = _update(state, rows, active, i, j, C)
+        gmax, gmax_idx = _update(state, rows, active, i, j, C_positive, C_negative)
         up_known = True
 
     cap_hit = it >= max_iter

@@ -74,9 +74,10 @@ def rows_together(rest, cache_rows, shared_rows):
     return SolverRows(rest.gamma, rest.gidx, rest.y, cache_together(cache_rows, rest.cache), fill)
 
 
-def new_state(alpha, G, G_bar, C: float, threads: int) -> State:
-    """The State at ``alpha`` with its gradients: bound statuses from alpha and C, positions in
-    the caller's order, no events, and ``threads`` chunks for the loops over large active sets."""
+def new_state(alpha, G, G_bar, C, threads: int) -> State:
+    """The State at ``alpha`` with its gradients: bound statuses from alpha and C (each alpha's
+    bound, or one for all), positions in the caller's order, no events, and ``threads`` chunks
+    for the loops over large active sets."""
     l = alpha.shape[0]
     status = np.where(alpha >= C, UPPER, np.where(alpha <= 0.0, LOWER, FREE)).astype(np.int8)
     return State(alpha, G, G_bar, status, np.arange(l), np.zeros(N_EVENTS, dtype=np.int64),
@@ -110,7 +111,7 @@ def bound_status(a, C):
 
 
 @njit(cache=True, nogil=True)
-def init_gradient(rows_rest, cache_rows, shared_rows, alpha, C):
+def init_gradient(rows_rest, cache_rows, shared_rows, alpha, C_positive, C_negative):
     """LibSVM's (G, G_bar) at ``alpha``: a full row of Q per nonzero alpha, through the cache."""
     rows = rows_together(rows_rest, cache_rows, shared_rows)
     l = alpha.shape[0]
@@ -122,6 +123,7 @@ def init_gradient(rows_rest, cache_rows, shared_rows, alpha, C):
             a = alpha[i]
             for j in range(l):
                 G[j] += a * q[j]
+            C = C_positive if rows.y[i] > 0 else C_negative
             if alpha[i] >= C:
                 for j in range(l):
                     G_bar[j] += C * q[j]

@@ -13,6 +13,7 @@ from ..kernel import (
     EVICTIONS, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED, KernelMatrix, new_cache,
 )
 from .carry import carry_gradient
+from .penalty import check_C, class_bounds, upper_bounds
 from .options import SolverOptions
 from .smo import smo_loop
 from .state import (
@@ -135,27 +136,22 @@ def check_labels(y: np.ndarray) -> np.ndarray:
     return y
 
 
-def check_C(C: float) -> float:
-    """``C`` as a float, after checking it is positive and finite."""
-    C = float(C)
-    if not np.isfinite(C) or C <= 0:
-        raise SolverInputError(f"C must be a positive finite number, got {C!r}")
-    return C
-
-
-def check_warm_start(alpha0, y_train: np.ndarray, C: float) -> np.ndarray:
-    """Validate a feasible start and return it clipped exactly into [0, C]."""
+def check_warm_start(alpha0, y_train: np.ndarray, C) -> np.ndarray:
+    """Validate a feasible start and return it clipped exactly into [0, C] (C: one penalty, or
+    the pair of ``class_bounds``)."""
     a = np.asarray(alpha0, dtype=np.float64).ravel()
     if a.shape != y_train.shape:
         raise SolverInputError(f"alpha0 has {a.size} values for {y_train.size} training instances")
     if not np.isfinite(a).all():
         raise SolverInputError("alpha0 contains NaN or infinity")
-    tol = 1e-9 * C
-    if a.min(initial=0.0) < -tol or a.max(initial=0.0) > C + tol:
+    bound = upper_bounds(y_train, C)
+    tol = 1e-9 * bound
+    if (a < -tol).any() or (a > bound + tol).any():
         raise SolverInputError(
-            f"alpha0 leaves [0, C={C:g}]: min {a.min():.6g}, max {a.max():.6g}"
-        )
-    a = np.clip(a, 0.0, C)
+            f"alpha0 leaves [0, C={class_bounds(C)[0]:g}]: min {a.min():.6g}, max {a.max():.6g}"
+            if np.ndim(C) == 0 else f"alpha0 leaves [0, C of its class {class_bounds(C)}]: min "
+            f"{a.min():.6g}, max {a.max():.6g}")
+    a = np.clip(a, 0.0, bound)
     residual = float(y_train @ a)
     if abs(residual) > 1e-9 * max(1.0, float(a.sum())):
         raise SolverInputError(
@@ -165,7 +161,7 @@ def check_warm_start(alpha0, y_train: np.ndarray, C: float) -> np.ndarray:
     return a
 
 
-def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float, *, alpha0=None,
+def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=None,
           previous: tuple[np.ndarray, SolveResult] | None = None,
           gradient0: tuple[np.ndarray, np.ndarray] | None = None,
           options: SolverOptions = SolverOptions()) -> SolveResult:
@@ -179,8 +175,9 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float, *, a
         Every instance's label, -1 or +1 (only ``y[index]`` is read).
     index : ndarray
         The training instances (global indices), in the order LibSVM would be given them.
-    C : float
-        The penalty.
+    C : float or tuple of float
+        The penalty, or LibSVM's pair (C of the +1 instances, C of the -1 instances): C times
+        each class's weight.
     alpha0 : ndarray, optional
         A feasible start (0 <= alpha <= C, sum y alpha = 0) aligned with ``index``; zero if None.
     previous : tuple, optional
@@ -197,7 +194,7 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float, *, a
     SolveResult
         alpha, the gradients and the figures of the run, aligned with ``index``.
     """
-    C = check_C(C)
+    C = class_bounds(C)
     y, y_train, index, alpha = _checked(kernel, y, index, C, alpha0, options)
     gradient0 = _checked_gradient(gradient0, previous, l := index.size)
     if y_train.min() == y_train.max():
@@ -213,9 +210,9 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float, *, a
     G, G_bar, values_outside = _start_gradient(rows, alpha, C, order, gradient0, carried)
     t1 = time.perf_counter()
     init_values = int(rows.cache.counts[VALUES_COMPUTED])
-    state = new_state(alpha, G, G_bar, C, get_num_threads())
+    state = new_state(alpha, G, G_bar, upper_bounds(y_train[order], C), get_num_threads())
     max_iter = max(10_000_000, 100 * l) if options.max_iter is None else options.max_iter
-    rho, objective, iterations, cap_hit = smo_loop(state, *rows_apart(rows), C, float(options.eps),
+    rho, objective, iterations, cap_hit = smo_loop(state, *rows_apart(rows), *C, float(options.eps),
                                                    bool(options.shrinking), int(max_iter))
     t2 = time.perf_counter()
     alpha_out, grad_out, grad_bar_out = (_in_caller_order(v, order[state.perm]) for v in (alpha, G, G_bar))
@@ -223,7 +220,8 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C: float, *, a
         alpha=alpha_out, gradient=grad_out, gradient_bar=grad_bar_out, rho=float(rho),
         objective=float(objective), iterations=int(iterations), iteration_cap_hit=bool(cap_hit),
         seconds_gradient_init=t1 - t0, seconds_train=t2 - t1,
-        n_sv=int(np.count_nonzero(alpha_out > 0)), n_bounded_sv=int(np.count_nonzero(alpha_out >= C)),
+        n_sv=int(np.count_nonzero(alpha_out > 0)),
+        n_bounded_sv=int(np.count_nonzero(alpha_out >= upper_bounds(y_train, C))),
         kernel=_kernel_counts(rows.cache.counts, state.events, init_values, carried is not None, values_outside))
 
 
@@ -236,14 +234,14 @@ def _one_class(alpha, y_train) -> SolveResult:
                        seconds_gradient_init=0.0, seconds_train=0.0, n_sv=0, n_bounded_sv=0)
 
 
-def _start_gradient(rows, alpha, C: float, order, gradient0, carried):
+def _start_gradient(rows, alpha, C: tuple, order, gradient0, carried):
     """(G, G_bar, kernel values computed outside the cache) at ``alpha`` in the solver's order:
     given (``gradient0``, in the caller's order), carried over, or LibSVM's initialisation."""
     if gradient0 is not None:
         return gradient0[0][order], gradient0[1][order], 0
     if carried is not None:
         return carried
-    return *init_gradient(*rows_apart(rows), alpha, C), 0
+    return *init_gradient(*rows_apart(rows), alpha, *C), 0
 
 
 def _in_caller_order(values, positions) -> np.ndarray:
@@ -253,7 +251,7 @@ def _in_caller_order(values, positions) -> np.ndarray:
     return out
 
 
-def _checked(kernel: KernelMatrix, y, index, C: float, alpha0, options: SolverOptions):
+def _checked(kernel: KernelMatrix, y, index, C: tuple, alpha0, options: SolverOptions):
     """(all labels, the training labels, the training index, the start) after checking every input
     of ``solve``."""
     if not options.eps > 0:
