@@ -29,7 +29,9 @@ results: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) $(if $(filter-out paper,$(PROFILE)),--configfile workflow/configs/$(PROFILE).yaml)
 
 # make docs: the documentation site -> docs/_build/html (warnings are errors, all of them reported).
+# The API pages' stubs are regenerated each time: a stub left from a removed object would fail it.
 docs: $(DOCS_STAMP)
+	rm -rf docs/api/generated
 	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 # Numba's on-disk cache does not notice when a jitted function in another module changes; after

@@ -39,6 +39,7 @@ def main() -> None:
     args = parser.parse_args()
     name, _, size = args.case.partition(":")
     X, y, _, seed = load_case(name, int(size) if size else None)
+    codes = np.where(y > 0, 0, 1)   # search_column's class codes; class 0 is LibSVM's +1
     splits = list(StratifiedKFold(args.k, shuffle=True, random_state=seed).split(X, y))
     Cs, gammas = log2_range(args.C), log2_range(args.gamma)
     warmup()
@@ -48,7 +49,7 @@ def main() -> None:
         start = time.perf_counter()
         iterations, points = 0, {}
         for gamma in gammas:
-            column = search_column(X, y, gamma, Cs, splits, method=method, options=SolverOptions(cache_mb=200.0),
+            column = search_column(X, codes, gamma, Cs, splits, method=method, options=SolverOptions(cache_mb=200.0),
                                    c_seed=c_seed or "gap")
             for C, point in column.items():
                 iterations += int(point.iterations.sum())

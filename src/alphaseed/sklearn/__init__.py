@@ -32,7 +32,6 @@ from .platt import (
 )
 from .svc import (
     SVC,
-    encode_binary_labels,
     encode_classes,
     solver_max_iter,
     solver_options,
@@ -49,7 +48,6 @@ __all__ = [
     "PointResult",
     "class_pairs",
     "couple_pairs",
-    "encode_binary_labels",
     "encode_classes",
     "fit_sigmoid",
     "held_out_decision_values",

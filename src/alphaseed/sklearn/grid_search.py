@@ -9,6 +9,8 @@ fits every (point, fold) from scratch. Here, for each gamma (a *column* of the g
   seeded from split h by the paper's seeder (``method``: ``sir``, ``mir`` or ``ato``;
   ``cold`` seeds nothing); at every larger C, split h is seeded from its own solution at the
   previous C (the same training set), by ``C_SEED``;
+- with more than two classes, each pair of classes runs these rounds on its own instances of
+  each split, every pair predicts the whole test fold and the pairs vote, as ``SVC`` does;
 - the gradient comes with every seed: carried from the previous split (``solver.solve``'s
   ``previous``), and from the previous C in closed form (no kernel value needed, see
   ``seed_from_smaller_C``).
@@ -52,7 +54,8 @@ from ..cv import custom_rounds, run_round
 from ..kernel import KernelMatrix, resolve_gamma, resolve_n_jobs, shared_dots
 from ..seeding import SEEDERS
 from ..solver import SolverOptions, warmup
-from .svc import SVC, encode_binary_labels, solver_options
+from .one_vs_one import class_pairs, pair_problem
+from .svc import SVC, encode_classes, solver_options
 
 SEARCH_METHODS = ("cold", "ato", "mir", "sir")
 C_SEEDS = ("gap", "scale", "keep", "none")
@@ -63,6 +66,8 @@ GRID_KEYS = ("C", "gamma")
 @dataclass
 class PointResult:
     """One (C, gamma) over all splits, one entry per split in each array.
+
+    With more than two classes a split's figures add up its pairs' rounds.
 
     Parameters
     ----------
@@ -98,8 +103,8 @@ class PointResult:
         """
         return cls(*(np.zeros(splits) for _ in range(4)), np.zeros(splits, bool))
 
-    def record(self, h: int, done, y_test: np.ndarray, seconds: float) -> None:
-        """Keep split h's figures from its round and the point's wall seconds.
+    def record(self, h: int, done, seconds: float) -> None:
+        """Add a round of split h (one pair of classes) to its figures.
 
         All of the seconds but the prediction's count as fitting, so the seed's computation is
         part of the fit time.
@@ -109,17 +114,14 @@ class PointResult:
         h : int
             The split, from 0.
         done : Round
-            The split's round (``cv.run_round``).
-        y_test : ndarray
-            The test set's labels, -1 or +1.
+            The round (``cv.run_round``).
         seconds : float
-            The wall seconds of the point, the start's computation included.
+            The round's wall seconds, the start's computation included.
         """
-        self.fit_seconds[h] = seconds - done.seconds.predict
-        self.score_seconds[h] = done.seconds.predict
-        self.scores[h] = np.mean(done.predicted == y_test)
-        self.iterations[h] = done.solution.iterations
-        self.capped[h] = done.solution.iteration_cap_hit
+        self.fit_seconds[h] += seconds - done.seconds.predict
+        self.score_seconds[h] += done.seconds.predict
+        self.iterations[h] += done.solution.iterations
+        self.capped[h] |= done.solution.iteration_cap_hit
 
 
 def seed_from_smaller_C(prev, C_prev: float, C: float, rule: str, y=None):
@@ -193,7 +195,10 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     X : ndarray or sparse matrix
         The features.
     y : ndarray
-        The labels, -1 or +1.
+        Each instance's class code, 0 to n_classes - 1 (``encode_classes``). With more than two
+        classes each pair of classes runs its own rounds on the splits' training instances of
+        the pair, seeded along the splits and along C, and predicts the whole test set; the
+        pairs then vote, as ``SVC`` predicts.
     gamma : float or "scale"
         The kernel's gamma; ``"scale"`` is resolved on each training set, and a split whose gamma
         differs from the previous split's gets its own kernel and is not seeded from it.
@@ -219,29 +224,44 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     """
     _check_choices(method, c_seed)
     Cs = sorted(set(Cs))
+    codes = np.asarray(y)
+    if codes.dtype.kind not in "iu" or codes.min() < 0:
+        raise ValueError(f"y must hold class codes 0, 1, ... (encode_classes); got {codes.dtype} "
+                         f"from {codes.min()}")
+    n_classes = int(codes.max()) + 1
     results = {C: PointResult.empty(len(splits)) for C in Cs}
     seeder = None if method == "cold" else SEEDERS[method]
     kernel = None
-    previous: dict = {}       # C -> solution of the previous split, on the same kernel
+    previous: dict = {}       # (pair, C) -> (training set, solution) of the previous split, same kernel
     for h, (train, test) in enumerate(splits):
         gamma_h = resolve_gamma(gamma, X[train])
         if kernel is None or kernel.gamma != gamma_h:
             kernel = KernelMatrix(X, gamma_h, mode=options.kernel_mode, dots=dots)
             previous = {}
+        votes = np.zeros((len(Cs), test.size, n_classes), dtype=np.int32)
         current: dict = {}
-        for j, C in enumerate(Cs):
-            clock = time.perf_counter()
-            start = None
-            if seeder is not None and j > 0 and c_seed != "none":
-                start = seed_from_smaller_C(current[Cs[j - 1]], Cs[j - 1], C, c_seed, y[train])
-            from_split = (splits[h - 1][0], previous[C]) if C in previous else None
-            done = run_round(kernel, y, (train, test), C, options=options, seeder=seeder,
-                             previous=from_split, start=start)
-            results[C].record(h, done, y[test], time.perf_counter() - clock)
-            current[C] = done.solution
+        for i, j in class_pairs(n_classes):
+            _, y_pair = pair_problem(codes, i, j)
+            pair_train = train[(codes[train] == i) | (codes[train] == j)]
+            for c, C in enumerate(Cs):
+                clock = time.perf_counter()
+                start = None
+                if seeder is not None and c > 0 and c_seed != "none":
+                    start = seed_from_smaller_C(current[(i, j), Cs[c - 1]][1], Cs[c - 1], C, c_seed,
+                                                y_pair[pair_train])
+                done = run_round(kernel, y_pair, (pair_train, test), C, options=options, seeder=seeder,
+                                 previous=previous.get(((i, j), C)), start=start)
+                results[C].record(h, done, time.perf_counter() - clock)
+                towards_i = done.predicted > 0
+                votes[c, towards_i, i] += 1
+                votes[c, ~towards_i, j] += 1
+                current[(i, j), C] = (pair_train, done.solution)
+        for c, C in enumerate(Cs):
+            results[C].scores[h] = np.mean(np.argmax(votes[c], axis=1) == codes[test])
             if progress is not None:
                 progress(1)
-        previous = current if c_seed == "none" else {Cs[0]: current[Cs[0]]}
+        previous = current if c_seed == "none" else {key: value for key, value in current.items()
+                                                     if key[1] == Cs[0]}
     return results
 
 
@@ -327,7 +347,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X, y : array-like
-            The features (dense, or sparse: converted to CSR) and the labels, two classes.
+            The features (dense, or sparse: converted to CSR) and the labels, two classes or more.
 
         Returns
         -------
@@ -346,7 +366,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                              f"estimator's {unsearched} would be ignored. Search it with "
                              f"scikit-learn's GridSearchCV, which takes alphaseed.SVC")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
-        _, y_signed = encode_binary_labels(y)
+        _, codes = encode_classes(y)
         candidates = self._candidates()
         base = self.estimator.get_params()
         points = [(float(p.get("C", base["C"])), _column_gamma(p.get("gamma", base["gamma"]), X))
@@ -363,14 +383,14 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             if workers == 1:
                 # One pass over the data: every column's Gram matrix comes from the same dot products.
                 dots = shared_dots(X, options["options"].kernel_mode) if len(jobs) > 1 else None
-                outcomes = [search_column(X, y_signed, gamma, Cs, splits, progress=bar.update,
+                outcomes = [search_column(X, codes, gamma, Cs, splits, progress=bar.update,
                                           dots=dots, **options) for gamma, Cs in jobs]
             else:
                 # joblib's processes by default (loky's, which never fork a process whose Numba
                 # threads run), or whatever backend the caller chose: joblib.parallel_backend
                 # ("dask") sends the columns to a cluster.
                 columns_done = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-                    delayed(search_column)(X, y_signed, gamma, Cs, splits, **options) for gamma, Cs in jobs)
+                    delayed(search_column)(X, codes, gamma, Cs, splits, **options) for gamma, Cs in jobs)
                 outcomes = []
                 for (_, Cs), outcome in zip(jobs, columns_done):
                     outcomes.append(outcome)
@@ -395,7 +415,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     @property
     def classes_(self):
-        """The two classes, sorted, as the refitted best estimator has them."""
+        """The classes, sorted, as the refitted best estimator has them."""
         return self._best().classes_
 
     def predict(self, X):
@@ -409,7 +429,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return self._best().predict(X)
 
     def decision_function(self, X):
-        """The best estimator's decision value of each row, positive towards ``classes_[1]`` (needs ``refit``).
+        """The best estimator's decision values of each row (``SVC.decision_function``; needs ``refit``).
 
         Parameters
         ----------

@@ -34,7 +34,6 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import (
     _ovr_decision_function,
     check_classification_targets,
-    type_of_target,
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -116,31 +115,6 @@ def encode_classes(y) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"alphaseed needs two classes or more to train; got {classes.size} class "
                          f"({classes.tolist()})")
     return classes, codes
-
-
-def encode_binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
-    """(``classes_``, LibSVM's labels): +1 for ``classes_[0]``, -1 for ``classes_[1]``.
-
-    Refuses anything but exactly two classes: the seeded search separates two.
-
-    Parameters
-    ----------
-    y : array-like
-        The labels, any two values.
-
-    Returns
-    -------
-    tuple
-        ``(classes, y_signed)``: the two classes sorted, and float64 +1/-1 labels.
-    """
-    classes, codes = encode_classes(y)
-    if classes.size > 2:
-        raise ValueError(
-            f"Only binary classification is supported by the seeded search; the target is "
-            f"{type_of_target(y, input_name='y')} with {classes.size} classes "
-            f"({classes[:5].tolist()}...). alphaseed.SVC takes many classes, also inside "
-            f"scikit-learn's GridSearchCV")
-    return classes, np.where(codes == 0, 1.0, -1.0)
 
 
 class SVC(ClassifierMixin, BaseEstimator):
