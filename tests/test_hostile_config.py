@@ -169,7 +169,10 @@ def test_no_pickle_is_ever_loaded():
     loads = 0
     for path in sources:
         text = path.read_text(encoding="utf-8")
-        assert not re.search(r"^\s*(import|from)\s+(c?pickle|joblib|dill)\b", text, re.M), path
+        assert not re.search(r"^\s*(import|from)\s+(c?pickle|dill)\b", text, re.M), path
+        # joblib runs GridSearchCV's parallel columns; its load, which unpickles a file, never appears.
+        assert not re.search(r"^\s*import\s+joblib\b|\bjoblib\.load\b|from\s+joblib\s+import\s+[^\n]*\bload\b",
+                             text, re.M), path
         for call in re.finditer(r"\bnp\.load\(([^)]*)\)", text):
             loads += 1
             assert "allow_pickle=False" in call.group(1), f"{path}: {call.group(0)}"
