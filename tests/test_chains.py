@@ -11,6 +11,7 @@ from alphaseed import cross_validate
 from alphaseed.cv import chain_layout
 from alphaseed.cv import cross_validation as cv_module
 from alphaseed.errors import ConfigError
+from alphaseed.kernel import concurrent_launches_are_safe
 from alphaseed.solver import SolverOptions
 
 
@@ -61,8 +62,8 @@ def test_the_result_does_not_depend_on_the_threads(monkeypatch, kernel_mode):
         pytest.skip("needs 2 Numba threads")
     X, y = synthetic()
     pools = []
-    real_pool = cv_module.ThreadPoolExecutor
-    monkeypatch.setattr(cv_module, "ThreadPoolExecutor", lambda **kw: pools.append(kw) or real_pool(**kw))
+    real_pool = cv_module.Parallel
+    monkeypatch.setattr(cv_module, "Parallel", lambda **kw: pools.append(kw) or real_pool(**kw))
     results = []
     for threads in (1, 2):
         results.append(cross_validate(X, y, 2.0, 0.3, 10, "sir", chains=2, n_jobs=threads,
@@ -71,8 +72,8 @@ def test_the_result_does_not_depend_on_the_threads(monkeypatch, kernel_mode):
     assert [r.iterations for r in first.rounds] == [r.iterations for r in second.rounds]
     assert [r.objective for r in first.rounds] == [r.objective for r in second.rounds]
     assert np.array_equal(first.predictions, second.predictions)
-    if numba.threading_layer() in cv_module.THREAD_SAFE_LAYERS:
-        assert pools == [{"max_workers": 2}]  # the 2-thread run only
+    if concurrent_launches_are_safe():
+        assert pools == [{"n_jobs": 2, "require": "sharedmem"}]  # the 2-thread run only, threads of this process
     assert second.seconds == second.seconds_measured
 
 

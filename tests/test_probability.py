@@ -70,6 +70,28 @@ def test_probabilities_are_an_explicit_platt_fit_on_the_same_folds():
     np.testing.assert_allclose(ours.predict_proba(X), explicit.predict_proba(X), atol=1e-4)
 
 
+def test_every_pair_has_the_platt_fit_of_its_weighted_folds():
+    """Catches pairs after the first drawing other folds than LibSVM's order of pairs gives (one
+    permutation per pair, in class_pairs order), and internal folds trained without the class
+    weights: each pair's (A, B) must be Platt's fit on the decision values of scikit-learn's SVC
+    trained, with the pair's two Cs, on the same folds."""
+    from sklearn.utils.class_weight import compute_class_weight
+
+    X, y = classification(3, 4, weights=[0.6, 0.3, 0.1])
+    ours = SVC(C=2.0, gamma=0.1, tol=1e-7, class_weight="balanced", probability=True, random_state=9).fit(X, y)
+    weight = compute_class_weight("balanced", classes=np.unique(y), y=y)
+    rng = check_random_state(9)
+    for p, (i, j) in enumerate([(0, 1), (0, 2), (1, 2)]):
+        index, y_pair = pair_problem(y, i, j)
+        values = np.empty(index.size)
+        for train, test in platt_splits(index.size, rng):
+            fold = ScikitSVC(C=2.0, gamma=0.1, tol=1e-7, class_weight={1.0: weight[i], -1.0: weight[j]})
+            fold.fit(X[index[train]], y_pair[index[train]])
+            values[test] = fold.decision_function(X[index[test]])
+        reference = _sigmoid_calibration(values, (y_pair[index] > 0).astype(int))
+        np.testing.assert_allclose([ours.probA_[p], ours.probB_[p]], reference, rtol=1e-3, atol=1e-4)
+
+
 def test_coupling_recovers_a_distribution_from_its_consistent_pairs():
     """Catches Wu, Lin and Weng's system built with r_ij and r_ji swapped or without its
     constraint: pairs r_ij = p_i / (p_i + p_j) of a distribution p give p back, and two classes

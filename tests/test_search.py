@@ -122,18 +122,26 @@ def test_parallel_columns_give_the_same_results():
 @pytest.mark.slow
 def test_a_search_under_dask_runs_on_the_cluster_and_gives_the_sequential_results():
     """Catches gamma columns run by a pool of the search's own, which a joblib backend never sees
-    (the cluster would get no task), and results that depend on where a column ran."""
+    (the cluster would get no task), results that depend on where a column ran, and chains of
+    cross_validate sent to the cluster (they must stay threads sharing this process's kernel)."""
     import joblib
     from distributed import Client, LocalCluster, get_task_stream
+
+    from alphaseed import cross_validate
 
     X, y = two_moons(8, n=80)
     sequential = GridSearchCV(SVC(), GRID, cv=3).fit(X, y)
     # Two worker processes of one thread (joblib runs a cluster of one thread in this process; two
     # threads of one process would launch Numba's parallel loops at once, which its workqueue layer refuses).
+    y_binary = (y == "up").astype(float)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client, joblib.parallel_backend("dask"), get_task_stream(client) as tasks:
-        on_cluster = GridSearchCV(SVC(), GRID, cv=3, n_jobs=-1).fit(X, y)
-    assert len(tasks.data) >= len(GRID["gamma"])
+            Client(cluster) as client, joblib.parallel_backend("dask"):
+        with get_task_stream(client) as search_tasks:
+            on_cluster = GridSearchCV(SVC(), GRID, cv=3, n_jobs=-1).fit(X, y)
+        with get_task_stream(client) as chain_tasks:
+            chained = cross_validate(X, y_binary, 2.0, 0.3, 6, "sir", chains=2, n_jobs=2)
+    assert len(search_tasks.data) >= len(GRID["gamma"]) and len(chain_tasks.data) == 0
+    assert chained.iterations == cross_validate(X, y_binary, 2.0, 0.3, 6, "sir", chains=2).iterations
     for key in ("mean_test_score", "rank_test_score", "total_iterations",
                 *(f"split{i}_test_score" for i in range(3))):
         np.testing.assert_array_equal(on_cluster.cv_results_[key], sequential.cv_results_[key], err_msg=key)
@@ -197,6 +205,27 @@ def test_many_classes_give_scikit_learns_search(method):
     else:
         cold = GridSearchCV(SVC(), grid, cv=4, method="cold").fit(X, y)
         assert ours.cv_results_["total_iterations"].sum() < cold.cv_results_["total_iterations"].sum()
+
+
+@pytest.mark.parametrize("method", ["cold", "sir"])
+def test_classes_missing_from_a_training_set_vote_as_scikit_learns(method):
+    """Catches a search that fails or votes wrongly where a split's training set lacks one or both
+    classes of a pair (six one-instance classes: StratifiedKFold puts two in one test fold), and a
+    break_ties the vote would ignore."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(66, 3))
+    y = np.array([0] * 30 + [1] * 30 + [2, 3, 4, 5, 6, 7])
+    X[y == 1] += 2.0
+    grid = {"C": [1.0, 8.0], "gamma": [0.5]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # "The least populated class in y has only 1 member"
+        ours = GridSearchCV(SVC(), grid, cv=5, method=method).fit(X, y)
+        theirs = ScikitGridSearchCV(ScikitSVC(), grid, cv=5).fit(X, y)
+        with pytest.raises(ValueError, match="break_ties"):
+            GridSearchCV(SVC(break_ties=True), grid, cv=5).fit(X, y)
+    assert_same_cv_results(ours, theirs, 5)
 
 
 def test_sparse_input_gives_the_dense_results():

@@ -60,17 +60,17 @@ import numbers
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+from joblib import Parallel, delayed
 from tqdm.auto import tqdm
 
 from ..errors import ConfigError, SolverInputError
 from ..kernel import (
-    LIBSVM_CACHE_MB, KernelMatrix, blas_threads, default_memory_budget, numba_threads, prefaulted_gram,
-    resolve_gamma, resolve_mode, resolve_n_jobs, takes_bit_sets,
+    LIBSVM_CACHE_MB, KernelMatrix, blas_threads, concurrent_launches_are_safe, default_memory_budget,
+    numba_threads, prefaulted_gram, resolve_gamma, resolve_mode, resolve_n_jobs, takes_bit_sets,
 )
 from ..seeding import FROM_FULL_MODEL, LOO_ONLY, SEEDERS
 from ..solver import SolverOptions, check_C, solve, warmup
@@ -89,9 +89,6 @@ class ProgressCallback(Protocol):
     def __call__(self, rounds_done: int, rounds_to_run: int, iterations: int, elapsed_seconds: float) -> None:
         ...
 
-
-# Numba's threading layers that let several threads launch parallel loops at once.
-THREAD_SAFE_LAYERS = ("omp", "tbb")
 
 
 def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None, seed: int = 0,
@@ -279,11 +276,7 @@ def _run_chains(run_chain, layout: list[list[int]]) -> list[list[RoundRecord]]:
 
     threads = numba.get_num_threads()
     workers = min(len(layout), threads)
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # no parallel loop has run yet: not even the solver's warm-up needed one
-        layer = None
-    if workers == 1 or layer not in THREAD_SAFE_LAYERS:
+    if workers == 1 or not concurrent_launches_are_safe():
         return [run_chain(chain) for chain in layout]
 
     def run_on_thread(chain: list[int]) -> list[RoundRecord]:
@@ -292,8 +285,10 @@ def _run_chains(run_chain, layout: list[list[int]]) -> list[list[RoundRecord]]:
 
     # The chains' BLAS calls set the process's one BLAS thread count in turn, each restoring what it found;
     # this outer context puts back the count from before the chains, whatever order they finish in.
-    with blas_threads(0), ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(run_on_thread, layout))
+    # joblib's threads, shared memory required: under any joblib backend (a Dask cluster's
+    # included) the chains stay threads of this process, which share its kernel.
+    with blas_threads(0):
+        return Parallel(n_jobs=workers, require="sharedmem")(delayed(run_on_thread)(chain) for chain in layout)
 
 
 def _summarise(outcome: _Outcome, engine, settings: dict) -> CVResult:

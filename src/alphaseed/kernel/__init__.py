@@ -51,7 +51,7 @@ from .row_source import (
     source_swap,
     source_together,
 )
-from .threads import numba_threads, resolve_n_jobs
+from .threads import concurrent_launches_are_safe, numba_threads, resolve_n_jobs
 from .values import CompactRows, blas_dots_are_exact, dense_features, squared_norms, takes_bit_sets
 
 # The public API; the row cache and row source names above are the solver's interface to the

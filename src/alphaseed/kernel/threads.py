@@ -55,3 +55,23 @@ def numba_threads(threads: int):
         yield used
     finally:
         numba.set_num_threads(before)
+
+
+# Numba's threading layers that let two threads launch parallel loops at once; its own
+# ``workqueue`` aborts the process when they do.
+THREAD_SAFE_LAYERS = ("omp", "tbb")
+
+
+def concurrent_launches_are_safe() -> bool:
+    """Whether two threads of this process may run Numba's parallel loops at the same time.
+
+    Returns
+    -------
+    bool
+        True where the threading layer is OpenMP or TBB; False under ``workqueue``, and before any
+        parallel loop has run (the layer is not chosen yet).
+    """
+    try:
+        return numba.threading_layer() in THREAD_SAFE_LAYERS
+    except ValueError:
+        return False

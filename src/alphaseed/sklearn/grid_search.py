@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from joblib import Parallel, delayed
+from joblib.parallel import get_active_backend
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
@@ -51,7 +52,7 @@ from sklearn.model_selection import LeaveOneOut, ParameterGrid, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..cv import custom_rounds, run_round
-from ..kernel import KernelMatrix, resolve_gamma, resolve_n_jobs, shared_dots
+from ..kernel import KernelMatrix, concurrent_launches_are_safe, resolve_gamma, resolve_n_jobs, shared_dots
 from ..seeding import SEEDERS
 from ..solver import SolverOptions, warmup
 from .one_vs_one import class_pairs, pair_problem
@@ -243,6 +244,8 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
         for i, j in class_pairs(n_classes):
             _, y_pair = pair_problem(codes, i, j)
             pair_train = train[(codes[train] == i) | (codes[train] == j)]
+            if pair_train.size == 0:   # neither class in this training set: the pair has no model, no vote
+                continue
             for c, C in enumerate(Cs):
                 clock = time.perf_counter()
                 start = None
@@ -366,7 +369,10 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                              f"estimator's {unsearched} would be ignored. Search it with "
                              f"scikit-learn's GridSearchCV, which takes alphaseed.SVC")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
-        _, codes = encode_classes(y)
+        classes, codes = encode_classes(y)
+        if self.estimator.break_ties and classes.size > 2:
+            raise ValueError("the seeded search scores by LibSVM's vote; break_ties=True would be "
+                             "ignored. Search it with scikit-learn's GridSearchCV, which takes alphaseed.SVC")
         candidates = self._candidates()
         base = self.estimator.get_params()
         points = [(float(p.get("C", base["C"])), _column_gamma(p.get("gamma", base["gamma"]), X))
@@ -380,7 +386,10 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         with tqdm(total=sum(len(Cs) for _, Cs in jobs) * len(splits), unit="fit",
                   desc=f"grid search ({self.method})", disable=not self.verbose) as bar:
             workers = resolve_n_jobs(self.n_jobs)
-            if workers == 1:
+            # Columns as threads of this process launch Numba's parallel loops at once, which only
+            # some of its threading layers allow.
+            if workers == 1 or (getattr(get_active_backend()[0], "uses_threads", False)
+                                and not concurrent_launches_are_safe()):
                 # One pass over the data: every column's Gram matrix comes from the same dot products.
                 dots = shared_dots(X, options["options"].kernel_mode) if len(jobs) > 1 else None
                 outcomes = [search_column(X, codes, gamma, Cs, splits, progress=bar.update,
@@ -388,8 +397,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             else:
                 # joblib's processes by default (loky's, which never fork a process whose Numba
                 # threads run), or whatever backend the caller chose: joblib.parallel_backend
-                # ("dask") sends the columns to a cluster.
-                columns_done = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+                # ("dask") sends the columns to a cluster. X goes whole to each worker, not as
+                # loky's read-only memory map, for which Numba would compile the solver again.
+                columns_done = Parallel(n_jobs=self.n_jobs, return_as="generator", max_nbytes=None)(
                     delayed(search_column)(X, codes, gamma, Cs, splits, **options) for gamma, Cs in jobs)
                 outcomes = []
                 for (_, Cs), outcome in zip(jobs, columns_done):

@@ -35,8 +35,9 @@ def platt_splits(n: int, rng: np.random.Generator) -> list[tuple[np.ndarray, np.
     ----------
     n : int
         The number of instances.
-    rng : numpy.random.Generator
-        The permutation's source.
+    rng : numpy.random.RandomState or numpy.random.Generator
+        The permutation's source (``SVC`` passes ``check_random_state(random_state)``, one
+        permutation per pair of classes in turn).
 
     Returns
     -------
@@ -78,6 +79,8 @@ def held_out_decision_values(kernel: KernelMatrix, y: np.ndarray, index: np.ndar
     values = np.zeros(index.size)
     previous = None
     for train, test in splits:
+        if test.size == 0:   # fewer instances than folds: this fold holds none out
+            continue
         train_index, test_index = index[train], index[test]
         labels = np.unique(y[train_index])
         if labels.size < 2:
