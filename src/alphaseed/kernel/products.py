@@ -54,7 +54,9 @@ def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
     weights : ndarray
         The float64 weights, a vector or columns aligned with the rows of Xb.
     use_blas : bool
-        Take the dot products from BLAS, only where that is exact (``blas_dots_are_exact``).
+        Take the dot products from BLAS: where that is exact (``blas_dots_are_exact``), the same
+        values as the dense loop; elsewhere values within a few units of the last bit, which
+        predictions that feed no solver accept (``SVC``'s).
     binary : tuple, optional
         (bit sets of Xa, bit sets of Xb, ``kernel_by_distance``'s table): look the values up
         instead, the same doubles, so the same sums.

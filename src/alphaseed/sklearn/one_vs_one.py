@@ -17,7 +17,6 @@ import numpy as np
 
 from ..errors import SolverInputError
 from ..kernel import (
-    blas_dots_are_exact,
     dense_features,
     kernel_cross_times,
     squared_norms,
@@ -178,9 +177,10 @@ class PairwisePredictor:
         if Xd.shape[1] != self.support_vectors.shape[1]:
             raise SolverInputError(f"X has {Xd.shape[1]} features, the model was trained on "
                                    f"{self.support_vectors.shape[1]}")
+        # Dot products from BLAS even where its order of summation changes their last bits: a
+        # prediction feeds no solver, and the float64 distances keep LibSVM's values to ~1e-15.
         return kernel_cross_times(Xd, squared_norms(Xd), self.support_vectors, self._sv_sqnorm,
-                                  self.gamma, self.weights,
-                                  blas_dots_are_exact(Xd, self.support_vectors)) - self.rho
+                                  self.gamma, self.weights, use_blas=True) - self.rho
 
 
 def vote(decision: np.ndarray, n_classes: int) -> np.ndarray:
