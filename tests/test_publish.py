@@ -18,12 +18,15 @@ import yaml
 from alphaseed.atomic import write_json
 from alphaseed.cli import main
 from alphaseed.pipeline import kernel_facts as kernel_facts_module
+from alphaseed.pipeline import provenance as provenance_module
 from alphaseed.pipeline.config import load_config
 from alphaseed.pipeline.experiments import all_jobs
 from alphaseed.pipeline.records import RunRecordError, read_run_record
 from alphaseed.pipeline.summaries import read_run, summarise
 from alphaseed.report import deviations, documents, formats, tables
 from alphaseed.report import runs as published_runs
+from alphaseed.report.publish import publish_folder
+from alphaseed.report.runs import PublishError
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_RESULTS = REPO / "workflow" / "resources" / "paper_results.csv"
@@ -45,9 +48,23 @@ def _libsvm_file(path: Path, n: int = 40, seed: int = 0) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Real runs of ``alphaseed cv --summary`` on a small file: the records and the summaries, same layout."""
+    """Real runs of ``alphaseed cv --summary`` on a small file: the records and the summaries, same layout,
+    as from a checkout with nothing uncommitted (whatever the checkout running the tests holds)."""
     root = tmp_path_factory.mktemp("runs")
     data = _libsvm_file(root / "toy.libsvm")
+    with pytest.MonkeyPatch.context() as patch:
+        as_if_committed(patch)
+        _run_toy_cases(root, data)
+    return root
+
+
+def as_if_committed(patch: pytest.MonkeyPatch) -> None:
+    """Runs made from now on record a checkout with nothing uncommitted, the test checkout's commit."""
+    real_state = provenance_module.git_state
+    patch.setattr(provenance_module, "git_state", lambda *folder: (real_state(*folder)[0], False))
+
+
+def _run_toy_cases(root: Path, data: Path) -> None:
     for k, method, mode in RUNS:
         stem = method if method == "libsvm" else f"{method}-{mode}"
         relative = Path("toy") / f"k{k}" / f"{stem}.json"
@@ -55,7 +72,6 @@ def runs(tmp_path_factory):
                        "--kernel-mode", mode, "--out", str(root / "records" / relative),
                        "--summary", str(root / "summaries" / relative)])
         assert status == 0
-    return root
 
 
 def _groups(folder: Path) -> dict[str, list[Path]]:
@@ -315,12 +331,33 @@ def test_a_clone_with_the_summaries_plans_only_the_missing_runs(tmp_path):
     assert not re.search(r"^kernel_facts\s", result.stdout, re.MULTILINE)
 
 
-def test_publish_by_hand_puts_the_studies_beyond_the_paper_in_their_own_tables(runs, tmp_path):
+def test_runs_of_uncommitted_code_are_refused_unless_allowed_and_then_marked(runs, tmp_path):
+    """Catches a publish that takes runs whose code no commit holds without a word, and one that, told
+    to take them, does not say so in the README and provenance.md."""
+    folder = tmp_path / "reproduction"
+    shutil.copytree(runs / "summaries", folder / "runs")
+    X, y = _toy_arrays(runs / "toy.libsvm")
+    write_json(folder / "kernel" / "toy.json", kernel_facts_module.kernel_facts(X, y, 0.5))
+    dirty_run = folder / "runs" / "toy" / "k10" / "sir-cache.json"
+    summary = json.loads(dirty_run.read_text())
+    summary["provenance"]["git_dirty"] = True
+    write_json(dirty_run, summary)
+    common = ["publish", "--from", str(folder / "runs"), "--out", str(folder), "--paper", str(PAPER_RESULTS)]
+    with pytest.raises(PublishError, match="1 of .* uncommitted changes.*sir-cache.json"):
+        publish_folder(folder / "runs", folder, PAPER_RESULTS)
+    assert main(common) == 2
+    assert main(common + ["--allow-dirty"]) == 0
+    assert "1 in a checkout with uncommitted changes" in (folder / "README.md").read_text()
+    assert "(dirty): 1 run(s)" in (folder / "provenance.md").read_text()
+
+
+def test_publish_by_hand_puts_the_studies_beyond_the_paper_in_their_own_tables(runs, tmp_path, monkeypatch):
     """Catches `alphaseed publish` putting a study's runs (heart_scale, which config.yaml runs only in its
     informative study) into the paper's tables and runs.csv, a filter that drops other datasets too, and a
     publish by hand that leaves the study's own tables unwritten or unlinked."""
     folder = tmp_path / "reproduction"
     shutil.copytree(runs / "summaries", folder / "runs")
+    as_if_committed(monkeypatch)
     data = _libsvm_file(tmp_path / "heart_scale.libsvm", seed=1)
     assert main(["cv", "--data", str(data), "--C", "2", "--gamma", "0.5", "--k", "10", "--method", "sir",
                  "--kernel-mode", "cache", "--out", str(tmp_path / "record.json"),

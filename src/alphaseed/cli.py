@@ -171,6 +171,9 @@ def _publish_command(commands) -> None:
     publish.add_argument("--config", type=Path, default=Path("config.yaml"), metavar="FILE",
                          help="datasets that only its studies beyond the paper run go to those studies' "
                               "own tables, not the paper's (default: config.yaml, when there is one)")
+    publish.add_argument("--allow-dirty", action="store_true",
+                         help="publish runs made in a checkout with uncommitted changes, marked as such "
+                              "(refused by default: no commit reproduces them)")
 
 
 def _compare_command(commands) -> None:
@@ -370,7 +373,8 @@ def _publish(args) -> None:
     from .report.publish import publish_folder
 
     studies = study_datasets(load_config(args.config)) if args.config.is_file() else {}
-    written = publish_folder(args.runs, args.out, args.paper, kernel_folder=args.kernel, studies=studies)
+    written = publish_folder(args.runs, args.out, args.paper, kernel_folder=args.kernel, studies=studies,
+                             allow_dirty=args.allow_dirty)
     print(f"{len(written)} files -> {args.out}")
 
 

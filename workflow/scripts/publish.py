@@ -20,5 +20,6 @@ with open(snakemake.log[0], "w", buffering=1) as log, redirect_stdout(log), redi
     groups = {kind: list(snakemake.input[kind]) for kind in TABLE_KINDS if kind in snakemake.input.keys()}
     folder, kernel = Path(snakemake.output.readme).parent, Path(snakemake.input.kernel[0]).parent
     beyond = [study for study in studies(snakemake.config) if study != PAPER_STUDY]
-    written = publish(groups, folder, snakemake.input.paper, kernel_folder=kernel, studies=beyond)
+    written = publish(groups, folder, snakemake.input.paper, kernel_folder=kernel, studies=beyond,
+                      allow_dirty=snakemake.config["publish_allow_dirty"])
     print("\n".join(map(str, written)))

@@ -26,7 +26,7 @@ from .deviations import (
     machines_section,
 )
 from .documents import provenance_document, readme_document
-from .runs import PublishError, find_runs, group_runs, read_runs, runs_frame
+from .runs import PublishError, find_runs, group_runs, read_runs, refuse_uncommitted, runs_frame
 
 TABLE_FORMATS = ("md", "csv", "tex")
 FIGURE_FORMATS = ("png",)
@@ -34,7 +34,7 @@ FIGURE_FORMATS = ("png",)
 
 def publish_folder(runs_folder: str | os.PathLike, out: str | os.PathLike, paper_path: str | os.PathLike, *,
                    kernel_folder: str | os.PathLike | None = None,
-                   studies: dict[str, set[str]] | None = None) -> list[Path]:
+                   studies: dict[str, set[str]] | None = None, allow_dirty: bool = False) -> list[Path]:
     """Rebuild the published folder ``out`` from the run summaries (or records) under ``runs_folder``.
 
     Parameters
@@ -50,6 +50,9 @@ def publish_folder(runs_folder: str | os.PathLike, out: str | os.PathLike, paper
     studies : dict, optional
         Each study beyond the paper and the datasets only it runs: their runs go to that study's
         own tables in ``out/tables`` (as rule study_tables writes them), never into the paper's.
+    allow_dirty : bool, default False
+        Publish runs made in a checkout with uncommitted changes (``publish`` marks them);
+        refused otherwise.
 
     Returns
     -------
@@ -61,11 +64,13 @@ def publish_folder(runs_folder: str | os.PathLike, out: str | os.PathLike, paper
     of_study = {study: [path for path in paths if path.parts[-3] in names] for study, names in studies.items()}
     beyond = {path for study_paths in of_study.values() for path in study_paths}
     paper_paths = [path for path in paths if path not in beyond]
+    refuse_uncommitted(sorted(beyond), read_runs(sorted(beyond)), allow_dirty=allow_dirty)
     if not paper_paths:
         raise PublishError(f"{runs_folder}: no run summary outside the studies beyond the paper "
                            f"({', '.join(sorted(studies))})")
     written = publish(group_runs(paper_paths, read_runs(paper_paths)), out, paper_path, kernel_folder=kernel_folder,
-                      studies=[study for study, study_paths in of_study.items() if study_paths])
+                      studies=[study for study, study_paths in of_study.items() if study_paths],
+                      allow_dirty=allow_dirty)
     for study, study_paths in of_study.items():
         if study_paths:
             written += tables.write_tables(group_runs(study_paths, read_runs(study_paths)), paper_path,
@@ -74,7 +79,7 @@ def publish_folder(runs_folder: str | os.PathLike, out: str | os.PathLike, paper
 
 
 def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | os.PathLike, *,
-            kernel_folder: str | os.PathLike | None = None, studies=()) -> list[Path]:
+            kernel_folder: str | os.PathLike | None = None, studies=(), allow_dirty: bool = False) -> list[Path]:
     """Rebuild the published folder ``out`` from the run summaries (or records) of each table kind.
 
     Parameters
@@ -89,6 +94,9 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
         The kernel facts, ``{dataset}.json`` (default ``out/kernel``).
     studies : sequence of str
         The studies beyond the paper whose tables the folder holds too, linked from its README.
+    allow_dirty : bool, default False
+        Publish runs made in a checkout with uncommitted changes, whose code no commit holds:
+        refused unless allowed, and then counted in the README and ``provenance.md``.
 
     Returns
     -------
@@ -99,11 +107,12 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
     paths = list(dict.fromkeys(Path(path) for group in groups.values() for path in group))
     groups = {kind: [Path(path) for path in group] for kind, group in groups.items()}
     summaries = read_runs(paths)
+    refuse_uncommitted(paths, summaries, allow_dirty=allow_dirty)
+    runs = runs_frame(summaries)
     facts = read_kernel_facts(Path(kernel_folder) if kernel_folder is not None else out / "kernel")
     written = tables.write_tables(groups, paper_path, out / "tables", formats=TABLE_FORMATS, with_comparison=False)
     written += figures.write_figures(groups, paper_path, out / "figures", formats=FIGURE_FORMATS)
 
-    runs = runs_frame(summaries)
     runs.insert(0, "tables", [", ".join(kind for kind, group in groups.items() if path in group) for path in paths])
     formats.write_csv(out / "runs.csv", runs)
     paper = tables.read_paper_results(paper_path)

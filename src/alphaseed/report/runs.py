@@ -115,6 +115,31 @@ def group_runs(paths: list[Path], runs: list[dict]) -> dict[str, list[Path]]:
     return {kind: group for kind, group in groups.items() if group}
 
 
+def refuse_uncommitted(paths: list[Path], runs: list[dict], *, allow_dirty: bool) -> None:
+    """Refuse runs made in a checkout with uncommitted changes, whose code no commit holds, unless allowed.
+
+    Parameters
+    ----------
+    paths : list of Path
+        The run files.
+    runs : list of dict
+        Their runs (``read_runs``).
+    allow_dirty : bool
+        Let them through (the published documents then count them).
+
+    Raises
+    ------
+    PublishError
+        Naming the first of them, when there are any and ``allow_dirty`` is false.
+    """
+    dirty = [str(path) for path, run in zip(paths, runs) if run.get("provenance", {}).get("git_dirty") is True]
+    if dirty and not allow_dirty:
+        raise PublishError(f"{len(dirty)} of {len(paths)} runs were made in a checkout with uncommitted "
+                           f"changes, which no commit reproduces ({', '.join(dirty[:3])}"
+                           f"{', ...' if len(dirty) > 3 else ''}): rerun them from a commit, or publish "
+                           f"with --allow-dirty (config: publish_allow_dirty) to mark them")
+
+
 def runs_frame(runs: list[dict]) -> pd.DataFrame:
     """One row per run: the tables' row, plus the job, its provenance and kernel work.
 
