@@ -196,7 +196,7 @@ def test_any_two_labels_cross_validate_as_minus_and_plus_one():
         assert [r.iterations for r in other.rounds] == [r.iterations for r in signed.rounds]
         np.testing.assert_array_equal(other.predictions, signed.predictions)
         assert other.classes == tuple(np.unique(labels).tolist())
-    with pytest.raises(SolverInputError, match="two classes"):
+    with pytest.raises(SolverInputError, match="two classes.*GridSearchCV"):
         cross_validate(X, np.arange(y.size) % 3, 1.0, 0.2, 5, "cold")
     with pytest.raises(SolverInputError, match="NaN"):
         cross_validate(X, np.where(y > 0, np.nan, 0.0), 1.0, 0.2, 5, "cold")

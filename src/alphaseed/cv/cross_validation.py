@@ -462,7 +462,9 @@ def _labels(y) -> tuple[np.ndarray, tuple]:
     classes = np.unique(y)
     if classes.size > 2:
         raise SolverInputError(f"cross_validate separates two classes; got {classes.size} labels "
-                               f"({classes[:5].tolist()}...)")
+                               f"({classes[:5].tolist()}...). For more, cross-validate one point with "
+                               f"alphaseed.GridSearchCV(SVC(C=..., gamma=...), {{}}, cv=k), which seeds "
+                               f"each pair of classes along the folds")
     if classes.size == 1:   # one class, which every round predicts
         return np.full(y.size, 1.0 if classes[0] > 0 else -1.0), (classes[0].item(),)
     return np.where(y == classes[1], 1.0, -1.0), tuple(classes.tolist())
