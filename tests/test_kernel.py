@@ -287,6 +287,50 @@ def test_the_gram_matrix_stores_zero_without_exp_only_where_float32_would(gamma,
         gaussian_from_dot(dist, 0.0, 0.0, gamma))
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 160), d=st.integers(1, 60),
+       scale=st.sampled_from([1e-3, 1.0, 30.0, 1e4]), offset=st.sampled_from([0.0, 1.0, 1e3]),
+       gamma=st.sampled_from([1e-6, 1e-3, 0.03125, 0.7, 50.0]), duplicates=st.booleans())
+def test_float_data_by_blas_keep_the_one_at_a_time_values_bit_for_bit(seed, n, d, scale, offset, gamma,
+                                                                      duplicates):
+    """Would catch a certification that keeps a BLAS-summed value whose float32 differs from
+    row_dot's (a slack too small, a rounding boundary misplaced at a power of two, the clamp at
+    distance 0 or the cut to 0.0 straddled): the Gram matrix of float data must equal, bit for bit,
+    the one built from row_dot's dot products, which every other kernel mode computes."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * scale + offset
+    if duplicates:
+        X[n // 2:] = X[: n - n // 2]
+    sq = squared_norms(X)
+    one_at_a_time = gram.gram_matrix(X, sq, gamma, False, dots=gram.dot_matrix(X, False))
+    np.testing.assert_array_equal(gram.gram_matrix(X, sq, gamma, False), one_at_a_time)
+
+
+@settings(max_examples=300, deadline=None)
+@given(exponent=st.integers(-60, -1), step=st.integers(-3, 3), power_of_two=st.booleans(),
+       side=st.sampled_from([-1.0, 1.0]), nudge=st.floats(-4.0, 4.0), norm=st.floats(0.1, 1e4),
+       gamma=st.sampled_from([1e-3, 0.03125, 1.0]), features=st.integers(1, 800))
+def test_a_certified_dot_product_stores_what_any_within_its_slack_stores(exponent, step, power_of_two, side,
+                                                                          nudge, norm, gamma, features):
+    """Would catch a certification that passes a value whose float32 a dot product within the summation
+    bound would round the other way: values are put a few units of the bound from a float32 rounding
+    boundary (the one below a power of two, half as far, included), and wherever ``_certain`` keeps the
+    value, the dot products at the bound's ends and midway must store the same float32."""
+    stored = math.ldexp(1.0 if power_of_two else 1.0 + 2.0 ** -23 * (4 + step), exponent)
+    # Half of float32's step at ``stored`` (2**(exponent - 23) in its binade), half again below a power of two.
+    half_gap = math.ldexp(1.0, exponent - 25 if (power_of_two and side < 0) else exponent - 24)
+    sq_a = sq_b = norm
+    slack = 2.0 * (features + 2) * gram.UNIT_ROUNDOFF * 1.01 * norm
+    value = stored + side * half_gap * (1.0 + nudge * 1e-9)
+    dist = -math.log(value) / gamma
+    dot = (sq_a + sq_b - dist) / 2.0
+    if not gram._certain(sq_a, sq_b, dot, gamma, features):
+        return
+    kept = gram._stored_gaussian(sq_a, sq_b, dot, gamma)
+    for move in (-1.0, -0.5, 0.5, 1.0):
+        assert gram._stored_gaussian(sq_a, sq_b, dot + move * slack, gamma) == kept
+
+
 def test_float32_dot_products_serve_only_the_rows_they_are_exact_for(monkeypatch):
     """Rows within float32's exact integers take their dot products from a float32 GEMM, the few
     beyond (here squared norms of 2**24 to 2**25, MNIST's largest digits) from float64: would

@@ -1,13 +1,15 @@
 """The Gram matrix: every float32 kernel value of a dataset, computed once.
 
-Computed in row blocks (dot products from a matrix product where that is exact, see
-``values``), each value once and mirrored below the diagonal, or, where the norms spread beyond
+Computed in row blocks (dot products from a matrix product: exact for integer data, see
+``values``, and for float data kept only where certified to store ``row_dot``'s float32, see
+``_certain``), each value once and mirrored below the diagonal, or, where the norms spread beyond
 the kernel's reach, only in the band of pairs close enough in norm to store a non-zero value.
 Every way stores the values ``values.kernel_values`` computes, bit for bit.
 """
 
 from __future__ import annotations
 
+import math
 import mmap
 
 import numpy as np
@@ -42,10 +44,49 @@ def _stored_gaussian(sq_a, sq_b, dot, gamma):
     return np.float32(gaussian_from_dot(sq_a, sq_b, dot, gamma))
 
 
+# Float data: a BLAS product sums a dot product in another order than ``row_dot``, which every
+# kernel mode shares, and differs from it by at most 2 (d + 2) u ||x|| ||z|| (u = 2**-53, the
+# error bound of any order of summation, doubled). A value computed from the BLAS product is kept
+# where that difference cannot move its float32 across a rounding boundary (nor its distance
+# across 0, nor past FLOAT32_ZERO_EXPONENT); the few others are computed again from ``row_dot``.
+# So the Gram matrix holds row_dot's float32 values bit for bit, at a matrix product's speed.
+UNIT_ROUNDOFF = 2.0**-53
+# float32's smallest normal value: below it the rounding steps are fixed, and values there are
+# computed again rather than certified.
+FLOAT32_MIN_NORMAL = 2.0**-126
+
+
+@njit(cache=True, nogil=True)
+def _certain(sq_a, sq_b, dot, gamma, features):
+    """Whether ``_stored_gaussian`` stores the same float32 from ``dot`` as from any dot product
+    within the summation bound of it (the comment above UNIT_ROUNDOFF)."""
+    slack = 2.0 * (features + 2) * UNIT_ROUNDOFF * 1.01 * np.sqrt(sq_a * sq_b)
+    dist = sq_a + sq_b - 2.0 * dot
+    dist_slack = 2.0 * slack + 4.0 * UNIT_ROUNDOFF * (sq_a + sq_b + 2.0 * abs(dot))
+    if dist - dist_slack <= 0.0:
+        return False
+    x = gamma * dist
+    x_slack = gamma * dist_slack + 4.0 * UNIT_ROUNDOFF * x
+    if x + x_slack > FLOAT32_ZERO_EXPONENT:
+        return x - x_slack > FLOAT32_ZERO_EXPONENT
+    value = np.exp(-x)
+    if value < 2.0 * FLOAT32_MIN_NORMAL:
+        return False
+    # exp moves by at most a factor e^(x_slack) ~ 1 + x_slack, plus its own rounding either way.
+    reach = value * (1.01 * x_slack + 8.0 * UNIT_ROUNDOFF)
+    stored = np.float64(np.float32(value))
+    mantissa, exponent = math.frexp(stored)
+    half_up = math.ldexp(1.0, exponent - 25)
+    half_down = half_up / 2.0 if mantissa == 0.5 else half_up
+    return value - stored + reach < half_up and stored - value + reach < half_down
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, compact, every):
+def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, compact, every, certify):
     """K[i0:i1, j] for j >= i, mirrored below the diagonal; ``dots[a, j - i0]`` holds
-    x_{i0+a}.x_j when ``have_dots``, else each value is computed here (from ``compact``)."""
+    x_{i0+a}.x_j when ``have_dots`` (a BLAS product's, each checked by ``_certain`` and computed
+    again by ``row_dot`` where it cannot be kept, when ``certify``), else each value is computed
+    here (from ``compact``)."""
     n = X.shape[0]
     for t in prange((n - i0 + GRAM_TILE_COLS - 1) // GRAM_TILE_COLS):
         j0 = i0 + t * GRAM_TILE_COLS
@@ -58,8 +99,13 @@ def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, compact, every):
                     kernel_values(K[i, lo:j1], X, sqnorm, gamma, i, every[lo:j1], compact)
                     continue
                 for j in range(lo, j1):
-                    K[i, j] = 1.0 if i == j else _stored_gaussian(
-                        sqnorm[i], sqnorm[j], dots[i - i0, j - i0], gamma)
+                    if i == j:
+                        K[i, j] = 1.0
+                        continue
+                    dot = dots[i - i0, j - i0]
+                    if certify and not _certain(sqnorm[i], sqnorm[j], dot, gamma, X.shape[1]):
+                        dot = row_dot(X, i, X, j)
+                    K[i, j] = _stored_gaussian(sqnorm[i], sqnorm[j], dot, gamma)
             for j in range(max(s0 + 1, j0), j1):
                 for i in range(s0, min(s1, j)):
                     K[j, i] = K[i, j]
@@ -156,8 +202,10 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
     """The full float32 kernel matrix in row blocks, each value computed once and mirrored.
 
     Binary data whose ``compact`` rows (``compact_rows``) are bit sets look every value up by
-    distance. Otherwise, with ``use_blas`` (see ``blas_dots_are_exact``) a block's dot products
-    come from one matrix product (in float32 where that is exact, see FLOAT32_EXACT_NORM);
+    distance. Otherwise a block's dot products come from one matrix product: with ``use_blas``
+    (see ``blas_dots_are_exact``) exact ones (in float32 where that is exact, see
+    FLOAT32_EXACT_NORM), without it float64 ones, each value certified by ``_certain`` or
+    computed again by ``row_dot``;
     ``dots`` (``dot_matrix``), when given, holds all of them already, for several gammas over
     the same data. Where the products come from BLAS and the norms spread beyond the kernel's
     reach (``norm_band``), only the band of pairs close enough in norm is computed, the rest
@@ -180,6 +228,8 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
     single = (use_blas and not by_distance and dots is None
               and beyond.size <= n * FLOAT32_GEMM_MAX_BEYOND)
     gemm_rows = X.astype(np.float32) if single else X
+    # Dense rows that are not exact for BLAS still take its products, certified value by value.
+    certify = not use_blas and not by_distance and X.shape[1] > 0
     band = norm_band(sqnorm, gamma) if use_blas and not by_distance and dots is None else None
     if band is not None:
         order, tiles = band
@@ -195,8 +245,9 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
             elif dots is not None:
                 block_dots = np.ascontiguousarray(dots[i0:i1, i0:])
             else:
-                block_dots = blas_dots(gemm_rows[i0:i1], gemm_rows[i0:]) if use_blas else no_dots
-            _gram_rows(K, X, sqnorm, gamma, i0, i1, block_dots, block_dots.size > 0, rows, every)
+                block_dots = blas_dots(gemm_rows[i0:i1], gemm_rows[i0:]) if use_blas or certify else no_dots
+            _gram_rows(K, X, sqnorm, gamma, i0, i1, block_dots, block_dots.size > 0, rows, every,
+                       certify and dots is None)
     if single and beyond.size:
         _gram_redo_rows(K, sqnorm, gamma, beyond, blas_dots(X[beyond], X))
     return K
