@@ -39,21 +39,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernel import KernelMatrix, numba_threads, resolve_gamma, resolve_n_jobs
 from ..solver import SolverOptions, solve
-from .one_vs_one import (
-    PairwiseModel,
-    PairwisePredictor,
-    class_pairs,
-    merge_pairs,
-    pair_problem,
-    vote,
-)
-from .platt import (
-    couple_pairs,
-    fit_sigmoid,
-    held_out_decision_values,
-    pair_probabilities,
-    platt_splits,
-)
+from .one_vs_one import PairwiseModel, PairwisePredictor, class_pairs, merge_pairs, pair_problem, vote
+from .platt import couple_pairs, fit_sigmoid, held_out_decision_values, pair_probabilities, platt_splits
 
 NO_ITERATION_CAP = np.iinfo(np.int64).max
 
