@@ -10,7 +10,9 @@ what PredefinedSplit does):
 - ``intelex``: the same with scikit-learn-intelex's ``SVC`` (``sklearnex.svm.SVC``, oneDAL;
   nothing is patched, and it runs in its own process): each of the ``n_jobs`` workers runs
   oneDAL on threads / n_jobs threads (joblib sets the workers' limit, which oneDAL reads);
-- ``cold``, ``seeded``: ``alphaseed.GridSearchCV`` with method ``cold`` and ``sir``.
+- ``cold``, ``seeded``: ``alphaseed.GridSearchCV`` with method ``cold`` and ``sir`` (the
+  defaults: SMO);
+- ``cold_active_set``, ``seeded_active_set``: the same with ``SVC(solver="active_set")``.
 
 Each variant runs in a fresh subprocess with its thread counts set before numba and LibSVM
 load. Ratios are taken within one invocation. Prints a table and writes
@@ -34,7 +36,7 @@ import numpy as np
 import pandas as pd
 from common import ROOT, load_case, run_child, write_csv
 
-VARIANTS = ("libsvm", "sklearn", "intelex", "cold", "seeded")
+VARIANTS = ("libsvm", "sklearn", "intelex", "cold", "seeded", "cold_active_set", "seeded_active_set")
 
 
 def log2_values(text: str) -> list[float]:
@@ -87,8 +89,9 @@ def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, n_job
             from alphaseed.solver import warmup
 
             warmup()
-            search = GridSearchCV(SVC(), {"C": Cs, "gamma": gammas}, cv=splits, refit=False,
-                                  method="cold" if variant == "cold" else "sir", n_jobs=n_jobs)
+            method, _, solver = variant.partition("_")
+            search = GridSearchCV(SVC(solver=solver or "smo"), {"C": Cs, "gamma": gammas}, cv=splits,
+                                  refit=False, method="cold" if method == "cold" else "sir", n_jobs=n_jobs)
         start = time.perf_counter()
         search.fit(X, y)
         seconds = time.perf_counter() - start

@@ -25,7 +25,7 @@ from .matrix import (
     resolve_mode,
     shared_dots,
 )
-from .products import gathered_times, kernel_cross_times
+from .products import ExactKernel, gathered_times, kernel_cross_times
 from .row_cache import (
     EVICTIONS,
     HITS,
@@ -60,6 +60,6 @@ __all__ = [
     "KERNEL_MODES", "KernelMatrix", "default_memory_budget", "dots_fit_beside_gram", "gram_bytes",
     "memory_mb", "prefaulted_gram", "resolve_mode", "shared_dots", "blas_dots", "blas_threads",
     "CompactRows", "RowCache", "RowSource", "blas_dots_are_exact", "dense_features", "squared_norms",
-    "kernel_cross_times", "gathered_times", "resolve_gamma", "takes_bit_sets", "resolve_n_jobs",
+    "kernel_cross_times", "ExactKernel", "gathered_times", "resolve_gamma", "takes_bit_sets", "resolve_n_jobs",
     "numba_threads", "LIBSVM_CACHE_MB",
 ]

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from ..errors import SolverInputError
 from .gram import dot_matrix, gram_matrix, new_gram
-from .products import gathered_times, kernel_cross_times
+from .products import ExactKernel, gathered_times, kernel_cross_times
 from .row_source import compute_source, gram_source, shared_block, shared_source
 from .values import blas_dots_are_exact, compact_rows, dense_features, kernel_block, squared_norms, takes_bit_sets
 
@@ -450,3 +450,16 @@ class KernelMatrix:
         return kernel_cross_times(self.X[rows], self.sqnorm[rows], self.X[cols], self.sqnorm[cols],
                                   self.gamma, np.asarray(weights, dtype=np.float64),
                                   self.blas_dots, binary=binary)
+
+    def exact(self, index) -> ExactKernel:
+        """The float64 kernel among the instances ``index`` (``ExactKernel``), from their features.
+
+        Parameters
+        ----------
+        index : array-like of int
+            Global instance indices: a training set.
+        """
+        index = np.asarray(index, dtype=np.int64)
+        bits = self.compact_rows.bits
+        return ExactKernel(self.X[index], self.sqnorm[index], self.gamma,
+                           bits[index] if bits.size else bits, self.compact_rows.by_distance)

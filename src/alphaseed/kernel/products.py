@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit, prange
 
@@ -30,6 +32,37 @@ def _cross_by_distance(out, bits_a, bits_b, by_distance):
     for i in prange(bits_a.shape[0]):
         for j in range(bits_b.shape[0]):
             out[i, j] = by_distance[bit_distance(bits_a, i, bits_b, j)]
+
+
+def kernel_cross_block(Xa, sqa, Xb, sqb, gamma, *, binary: tuple | None = None) -> np.ndarray:
+    """K(Xa, Xb) in float64, its dot products from BLAS: the values an exact solve on a few
+    columns needs (the active-set solver's), where float32 values would leave its linear systems
+    wrong by more than their smallest eigenvalues.
+
+    Parameters
+    ----------
+    Xa, Xb : ndarray
+        Dense float64 rows.
+    sqa, sqb : ndarray
+        Their squared norms (``squared_norms``).
+    gamma : float
+        The kernel's gamma.
+    binary : tuple, optional
+        (bit sets of Xa, bit sets of Xb, ``kernel_by_distance``'s table): look the values up
+        instead, as ``kernel_cross_times`` does.
+
+    Returns
+    -------
+    ndarray
+        A len(Xa) x len(Xb) float64 array.
+    """
+    if binary is not None:
+        K = np.empty((Xa.shape[0], Xb.shape[0]))
+        _cross_by_distance(K, *binary)
+        return K
+    K = blas_dots(Xa, Xb)
+    _cross_rows(K, Xa, sqa, Xb, sqb, gamma, True)
+    return K
 
 
 def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
@@ -139,3 +172,57 @@ def gathered_times(K, rows, cols, weights):
             out[min(first + 2, n - 1), m] = s2
             out[min(first + 3, n - 1), m] = s3
     return out
+
+
+@dataclass
+class ExactKernel:
+    """The float64 kernel among a set of instances (a training set), for solvers that need its
+    values exact to double precision (the active-set finish): ``block(cols)`` is K(all, cols),
+    ``times(cols, weights)`` is K(all, cols) @ weights, with cols indexing the set.
+
+    Parameters
+    ----------
+    X : ndarray
+        The instances' dense float64 features.
+    sqnorm : ndarray
+        Their squared norms.
+    gamma : float
+        The kernel's gamma.
+    bits : ndarray
+        Their bit sets (binary data), or an empty array: values are then looked up by distance.
+    by_distance : ndarray
+        ``kernel_by_distance``'s table, with ``bits``.
+    """
+
+    X: np.ndarray
+    sqnorm: np.ndarray
+    gamma: float
+    bits: np.ndarray
+    by_distance: np.ndarray
+
+    def _binary(self, cols):
+        return (self.bits, self.bits[cols], self.by_distance) if self.bits.size else None
+
+    def block(self, cols) -> np.ndarray:
+        """K(all, cols) in float64, a len(X) x len(cols) array.
+
+        Parameters
+        ----------
+        cols : array-like of int
+            Positions in the set.
+        """
+        return kernel_cross_block(self.X, self.sqnorm, self.X[cols], self.sqnorm[cols], self.gamma,
+                                  binary=self._binary(cols))
+
+    def times(self, cols, weights) -> np.ndarray:
+        """K(all, cols) @ weights in float64.
+
+        Parameters
+        ----------
+        cols : array-like of int
+            Positions in the set.
+        weights : array-like
+            One weight per column, or a column of weights per output column.
+        """
+        return kernel_cross_times(self.X, self.sqnorm, self.X[cols], self.sqnorm[cols], self.gamma,
+                                  np.asarray(weights, dtype=np.float64), True, binary=self._binary(cols))

@@ -72,7 +72,8 @@ def solver_options(params: dict) -> SolverOptions:
     Parameters
     ----------
     params : dict
-        The estimator's ``tol``, ``cache_size``, ``shrinking``, ``max_iter`` and ``kernel_mode``.
+        The estimator's ``tol``, ``cache_size``, ``shrinking``, ``max_iter``, ``kernel_mode`` and
+        ``solver``.
 
     Returns
     -------
@@ -80,7 +81,8 @@ def solver_options(params: dict) -> SolverOptions:
         The same settings for ``solve``.
     """
     return SolverOptions(eps=params["tol"], cache_mb=params["cache_size"], shrinking=params["shrinking"],
-                         max_iter=solver_max_iter(params["max_iter"]), kernel_mode=params["kernel_mode"])
+                         max_iter=solver_max_iter(params["max_iter"]), kernel_mode=params["kernel_mode"],
+                         solver=params["solver"])
 
 
 def encode_classes(y) -> tuple[np.ndarray, np.ndarray]:
@@ -148,6 +150,10 @@ class SVC(ClassifierMixin, BaseEstimator):
     max_iter : int or None, default None
         The cap on SMO iterations of each pair: ``None`` is LibSVM's, max(10^7, 100 n), where
         svm-train stops; ``-1`` is none, scikit-learn's default.
+    solver : {"smo", "active_set"}, default "smo"
+        ``smo`` is LibSVM's algorithm; ``active_set`` takes exact Newton steps on the free set
+        (``SolverOptions``), far faster at large C with a flat kernel. Its optimum is exact where
+        SMO's is one to ``tol``, so a borderline prediction may differ from scikit-learn's.
     n_jobs : int or None, default None
         The threads of the fit's parallel loops (the Gram matrix, long kernel rows, the selection
         over a large active set), scikit-learn's way: None is 1, -1 all cores.
@@ -175,7 +181,7 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, C=1.0, gamma="scale", tol=1e-3, cache_size=None, shrinking=True,
                  class_weight=None, decision_function_shape="ovr", break_ties=False, probability=False, random_state=None,
-                 kernel_mode="auto", max_iter=None, n_jobs=None):
+                 kernel_mode="auto", max_iter=None, solver="smo", n_jobs=None):
         self.C = C
         self.gamma = gamma
         self.tol = tol
@@ -188,6 +194,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.kernel_mode = kernel_mode
         self.max_iter = max_iter
+        self.solver = solver
         self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):

@@ -6,7 +6,8 @@ import from here, never from the modules below.
 
 Modules: ``state`` (the solver's state and rows of Q), ``selection`` (the working set),
 ``shrinking``, ``smo`` (the pair update and the loop), ``carry`` (the warm start's gradient),
-``training`` (``solve``), ``penalty`` (one C, or one per class), ``model`` (prediction), ``compile`` (compiling before timing), ``options``.
+``training`` (``solve``), ``active_set`` (the active-set solver), ``penalty`` (one C, or one per class),
+``model`` (prediction), ``compile`` (compiling before timing), ``options``.
 """
 
 from .carry import carry_gradient

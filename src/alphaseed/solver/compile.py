@@ -14,6 +14,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..kernel import KernelMatrix
+from .active_set import compile_slide
 from .model import decision_values
 from .options import SolverOptions
 from .training import solve
@@ -94,3 +95,7 @@ def _compile() -> None:
         decision_values(km, y, np.arange(24), first.alpha, first.rho, np.arange(4))
         km.decision_signs(np.arange(4), np.arange(24), first.alpha, first.rho)
         km.times(np.arange(4), np.arange(24), np.ones((24, 2)))
+        if mode == "gram":
+            exact = solve(km, y, np.arange(24), 1.0, options=SolverOptions(solver="active_set"))
+            solve(km, y, np.arange(24), 1.0, alpha0=exact.alpha, options=SolverOptions(solver="active_set"))
+    compile_slide()

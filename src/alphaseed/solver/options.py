@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+SOLVERS = ("smo", "active_set")
+
 
 @dataclass(frozen=True)
 class SolverOptions:
@@ -23,6 +25,12 @@ class SolverOptions:
     kernel_mode : {"auto", "cache", "shared", "gram"}, default "auto"
         How kernel values are kept (``alphaseed.kernel.KernelMatrix``): time and memory only,
         never the result.
+    solver : {"smo", "active_set"}, default "smo"
+        ``smo`` is LibSVM's algorithm step for step. ``active_set`` takes exact Newton steps on
+        the free set, one index in or out at a time, with float64 kernel values
+        (``solver.active_set``), and goes on with SMO where it cannot finish: far faster where
+        SMO's tail is long (large C with a flat kernel); its optimum is exact where SMO's is
+        one to eps in float32 values, so a borderline prediction may differ.
     """
 
     eps: float = 1e-3
@@ -30,3 +38,4 @@ class SolverOptions:
     shrinking: bool = True
     max_iter: int | None = None
     kernel_mode: str = "auto"
+    solver: str = "smo"

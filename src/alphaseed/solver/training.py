@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numba import get_num_threads
@@ -12,9 +12,10 @@ from ..errors import SolverInputError
 from ..kernel import (
     EVICTIONS, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED, KernelMatrix, new_cache,
 )
+from .active_set import finish, libsvm_rho
 from .carry import carry_gradient
+from .options import SOLVERS, SolverOptions
 from .penalty import check_C, class_bounds, upper_bounds
-from .options import SolverOptions
 from .smo import smo_loop
 from .state import (
     ACTIVE_SUM, G_BAR_ROWS, G_BAR_VALUES, RECONSTRUCTION_VALUES, RECONSTRUCTIONS, init_gradient,
@@ -99,7 +100,7 @@ class SolveResult:
     objective : float
         The dual objective at alpha, alpha^T Q alpha / 2 - sum(alpha).
     iterations : int
-        SMO iterations.
+        The solver's iterations: SMO's pair updates, and the active-set solver's Newton steps.
     iteration_cap_hit : bool
         Whether SMO stopped at the iteration cap rather than at eps.
     seconds_gradient_init : float
@@ -112,6 +113,8 @@ class SolveResult:
         Of those, the ones at C.
     kernel : KernelCounts
         The run's kernel work.
+    newton_steps : int
+        Of ``iterations``, the active-set solver's Newton steps.
     """
     alpha: np.ndarray
     gradient: np.ndarray
@@ -125,6 +128,7 @@ class SolveResult:
     n_sv: int
     n_bounded_sv: int
     kernel: KernelCounts = field(default_factory=KernelCounts)
+    newton_steps: int = 0
 
 
 def check_labels(y: np.ndarray) -> np.ndarray:
@@ -199,6 +203,8 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
     gradient0 = _checked_gradient(gradient0, previous, l := index.size)
     if y_train.min() == y_train.max():
         return _one_class(alpha, y_train)
+    if options.solver == "active_set":
+        return _solve_active_set(kernel, y, index, C, alpha, options)
     # LibSVM's svm_train groups a -1/+1 training set by class, the +1 instances first, each
     # class in its given order; solving in that order keeps ties and iteration counts equal.
     order = np.concatenate([np.flatnonzero(y_train > 0), np.flatnonzero(y_train < 0)])
@@ -223,6 +229,28 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
         n_sv=int(np.count_nonzero(alpha_out > 0)),
         n_bounded_sv=int(np.count_nonzero(alpha_out >= upper_bounds(y_train, C))),
         kernel=_kernel_counts(rows.cache.counts, state.events, init_values, carried is not None, values_outside))
+
+
+def _solve_active_set(kernel: KernelMatrix, y, index, C: tuple, alpha, options: SolverOptions) -> SolveResult:
+    """``solve`` by the active-set finish (``active_set.finish``) from ``alpha``, and on with SMO
+    from where the finish gave up, if it did."""
+    clock = time.perf_counter()
+    y_train = y[index]
+    bounds = upper_bounds(y_train, C)
+    exact = kernel.exact(index)
+    done = finish(exact, y_train, bounds, alpha, options.eps)
+    if not done.optimal:
+        rest = solve(kernel, y, index, C, alpha0=done.alpha, options=replace(options, solver="smo"))
+        return replace(rest, iterations=rest.iterations + done.steps, newton_steps=done.steps,
+                       seconds_train=time.perf_counter() - clock - rest.seconds_gradient_init)
+    alpha, G = done.alpha, done.gradient
+    upper = np.flatnonzero(alpha >= bounds)
+    G_bar = y_train * exact.times(upper, y_train[upper] * bounds[upper])
+    return SolveResult(
+        alpha=alpha, gradient=G, gradient_bar=G_bar, rho=libsvm_rho(y_train, alpha, bounds, G),
+        objective=float(alpha @ (G - 1.0)) / 2.0, iterations=done.steps, iteration_cap_hit=False,
+        seconds_gradient_init=0.0, seconds_train=time.perf_counter() - clock,
+        n_sv=int(np.count_nonzero(alpha > 0)), n_bounded_sv=upper.size, newton_steps=done.steps)
 
 
 def _one_class(alpha, y_train) -> SolveResult:
@@ -256,6 +284,8 @@ def _checked(kernel: KernelMatrix, y, index, C: tuple, alpha0, options: SolverOp
     of ``solve``."""
     if not options.eps > 0:
         raise SolverInputError(f"eps must be positive, got {options.eps!r}")
+    if options.solver not in SOLVERS:
+        raise SolverInputError(f"solver must be one of {SOLVERS}, got {options.solver!r}")
     if options.cache_mb is not None and not options.cache_mb > 0:
         raise SolverInputError(f"cache_mb must be positive, got {options.cache_mb!r}")
     y = check_labels(y)

@@ -1,0 +1,525 @@
+"""An active-set finish for the C-SVC dual: exact Newton steps on the free set instead of SMO's tail.
+
+Near the optimum SMO's two-variable steps converge linearly, and at large C with a flat kernel
+they spend most of a run creeping towards an optimum whose free set is already right. With the
+free set F known, the optimum is one linear solve: the bordered system
+
+    Q_FF d + lambda y_F = -G_F,    y_F' d = 0,
+
+for the step d of the free alphas (the bound ones fixed). This solver keeps the Cholesky factor of
+Q_FF and moves one index per event, as primal active-set methods do (Scheinberg's SVM-QP;
+Cauwenberghs and Poggio's incremental SVM): a Newton step goes to the face's optimum, or to the
+first bound in its way, whose index then leaves F (the factor downdated by Givens rotations); at
+the face's optimum, the bound indices that violate the optimality conditions most enter F (the
+factor grown by one row each), and the whole gradient is brought up to date. (Updating Q_FF's
+inverse instead drifts: at large C with a flat kernel Q_FF's condition number passes 1e10.)
+
+Its kernel values are float64 (``ExactKernel``): at large C the small eigenvalues of a
+flat kernel lie below float32's rounding of its values, so a float32 Q_FF would not even be
+positive definite. It stops at LibSVM's rule, the maximal violating pair's gap at most eps,
+measured on a gradient computed afresh from the kernel at the end.
+
+A violator whose column lies in the span of F's (an instance that duplicates a free one with
+the other label) cannot enter F: Q_FF with its column is singular. It slides instead (``_slide``):
+its alpha moves with F following along the system's null direction, the objective falling
+linearly, until an index of F meets a bound and leaves. Where a free set larger than
+``max_free`` or a stalled loop stands in the way, ``finish`` gives up and says so, and the
+caller runs SMO from the feasible point reached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+from scipy.linalg.lapack import dpstrf
+
+from ..kernel import ExactKernel
+
+# A column enters F only if its Schur complement against F's keeps this share of its diagonal:
+# below it the column lies in F's span to rounding (a duplicate), and the inverse would blow up.
+DEPENDENT = 1e-12
+# Violators entering F at each face optimum: one at a time would bring the whole gradient up to
+# date once per index; all at once would let Newton steps pull many of them straight back out.
+ENTERING = 64
+# Face optima visited (each ends with the whole gradient updated) before the finish gives up.
+MAX_ROUNDS = 1000
+# Gradients computed afresh at a claimed optimum before giving up: a fresh one that still shows a
+# gap means the updates drifted, so the loop goes on from it.
+MAX_FRESH = 3
+# Newton passes over F from the true gradient, where the last left F off its optimum by rounding,
+# before the finish gives up.
+MAX_REFINEMENTS = 100
+# Bytes the finish may take for its columns of Q and its two F x F matrices.
+MEMORY_BYTES = 1 << 30
+
+
+@dataclass
+class Finish:
+    """What ``finish`` leaves: the point reached, its float64 gradient and what it took.
+
+    Parameters
+    ----------
+    alpha : ndarray
+        A feasible point; optimal to eps where ``optimal``.
+    gradient : ndarray
+        G = Q alpha - 1 at alpha, from float64 kernel values.
+    optimal : bool
+        Whether the maximal violating pair's gap is at most eps; else the finish gave up.
+    steps : int
+        Newton steps taken.
+    entered, left : int
+        Indices that entered and left the free set.
+    gap : float
+        The maximal violating pair's gap at alpha.
+    why : str
+        Why it gave up ('' where optimal).
+    """
+
+    alpha: np.ndarray
+    gradient: np.ndarray
+    optimal: bool
+    steps: int
+    entered: int
+    left: int
+    gap: float
+    why: str = ""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_dot(L, i, z):
+    """L[i, :i] . z[:i] in four running sums: one sum would wait on its last addition at every
+    term, and a fixed split gives the same result on every machine (no fastmath)."""
+    s0 = s1 = s2 = s3 = 0.0
+    j = 0
+    while j + 4 <= i:
+        s0 += L[i, j] * z[j]
+        s1 += L[i, j + 1] * z[j + 1]
+        s2 += L[i, j + 2] * z[j + 2]
+        s3 += L[i, j + 3] * z[j + 3]
+        j += 4
+    while j < i:
+        s0 += L[i, j] * z[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+@njit(cache=True, nogil=True)
+def _solve2(L, m, b1, b2, z1, z2):
+    """z1 = Q_FF^-1 b1 and z2 = Q_FF^-1 b2 through Q_FF's Cholesky factor L (lower, Q_FF = L L'),
+    each row of L brought from memory once for both."""
+    for i in range(m):
+        # the row, just read for z1, is still in the processor's nearest cache for z2
+        z1[i] = (b1[i] - _row_dot(L, i, z1)) / L[i, i]
+        z2[i] = (b2[i] - _row_dot(L, i, z2)) / L[i, i]
+    # L' z = w, a row of L at a time: each solved value is taken out of the rest
+    for j in range(m - 1, -1, -1):
+        z1[j] /= L[j, j]
+        z2[j] /= L[j, j]
+        x1 = z1[j]
+        x2 = z2[j]
+        for i in range(j):
+            z1[i] -= L[j, i] * x1
+            z2[i] -= L[j, i] * x2
+
+
+@njit(cache=True, nogil=True)
+def _enter(L, rowQ, where, slots, yF, gF, pend, m, k, q, y_k, G_k, tol):
+    """Put index k (its column of Q, ``q``) into F as position m: one row more of the Cholesky
+    factor L of Q_FF. Returns False, changing nothing, where the column lies in F's span."""
+    r = np.empty(m)
+    for i in range(m):
+        r[i] = (q[slots[i]] - _row_dot(L, i, r)) / L[i, i]
+    schur = q[k]
+    for i in range(m):
+        schur -= r[i] * r[i]
+    if schur <= tol * q[k]:
+        return False
+    for j in range(m):
+        L[m, j] = r[j]
+    L[m, m] = np.sqrt(schur)
+    # the columns of Q sit in rowQ's rows in any order: F's m positions use rows 0..m-1
+    where[m] = m
+    rowQ[m, :] = q
+    slots[m] = k
+    yF[m] = y_k
+    gF[m] = G_k
+    pend[m] = 0.0
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rotate(L, r, c0, c1, p, cos, sin, xi):
+    """Row r of the rows below p (moved up one: it reads row r + 1) through rotations c0..c1 - 1;
+    returns what is left of its share of the column that left."""
+    for c in range(c0, c1):
+        v = (L[r + 1, p + c + 1] + sin[c] * xi) / cos[c]
+        xi = cos[c] * xi - sin[c] * v
+        L[r, p + c] = v
+    return xi
+
+
+@njit(cache=True, nogil=True)
+def _leave(L, rowQ, where, slots, yF, gF, pend, m, p):
+    """Take position p out of F (m positions): its row and column out of L, and the rows below
+    it, each moved up one, brought back to a Cholesky factor by the Givens rotations of the
+    rank-one update with the column that left. Row by row, each row read whole; four rows at a
+    time through the rotations already known, since each rotation waits on the last."""
+    n = m - 1 - p
+    x = L[p + 1:m, p].copy()
+    cos = np.empty(n)
+    sin = np.empty(n)
+    for r in range(p, m - 1):
+        for j in range(p):
+            L[r, j] = L[r + 1, j]
+    i0 = 0
+    while i0 < n:
+        rows = min(4, n - i0)
+        if rows == 4:
+            r = p + i0
+            x0, x1, x2, x3 = x[i0], x[i0 + 1], x[i0 + 2], x[i0 + 3]
+            for c in range(i0):
+                s, k = sin[c], cos[c]
+                v0 = (L[r + 1, p + c + 1] + s * x0) / k
+                v1 = (L[r + 2, p + c + 1] + s * x1) / k
+                v2 = (L[r + 3, p + c + 1] + s * x2) / k
+                v3 = (L[r + 4, p + c + 1] + s * x3) / k
+                x0 = k * x0 - s * v0
+                x1 = k * x1 - s * v1
+                x2 = k * x2 - s * v2
+                x3 = k * x3 - s * v3
+                L[r, p + c] = v0
+                L[r + 1, p + c] = v1
+                L[r + 2, p + c] = v2
+                L[r + 3, p + c] = v3
+            x[i0], x[i0 + 1], x[i0 + 2], x[i0 + 3] = x0, x1, x2, x3
+            known = i0
+        else:
+            known = 0
+        # the rotations of this group's own rows, one after the other
+        for i in range(i0, i0 + rows):
+            r = p + i
+            xi = _rotate(L, r, known, i, p, cos, sin, x[i])
+            diag = L[r + 1, r + 1]
+            root = np.sqrt(diag * diag + xi * xi)
+            cos[i] = root / diag
+            sin[i] = xi / diag
+            L[r, r] = root
+        i0 += rows
+    # rowQ's last used row moves into the row p used
+    freed = where[p]
+    for i in range(m):
+        if where[i] == m - 1:
+            where[i] = freed
+    rowQ[freed, :] = rowQ[m - 1, :]
+    for i in range(p, m - 1):
+        where[i] = where[i + 1]
+        slots[i] = slots[i + 1]
+        yF[i] = yF[i + 1]
+        gF[i] = gF[i + 1]
+        pend[i] = pend[i + 1]
+
+
+@njit(cache=True, nogil=True)
+def _direction(L, m, b, yF, u, w, D, offset):
+    """D = Q_FF^-1 (b - mu y_F) with mu chosen so that y_F' D = -offset (y'alpha stays 0 when
+    an index outside F moves too, by offset in y terms). Returns mu; u and w are scratch."""
+    _solve2(L, m, b, yF, u, w)
+    yu = 0.0
+    yw = 0.0
+    for i in range(m):
+        yu += yF[i] * u[i]
+        yw += yF[i] * w[i]
+    mu = (yu + offset) / yw
+    for i in range(m):
+        D[i] = u[i] - mu * w[i]
+    return mu
+
+
+@njit(cache=True, nogil=True)
+def _first_bound(D, m, alpha, bounds, slots, t):
+    """The step length along D (at most t) at which F's first alpha meets a bound, and that
+    alpha's position (-1 if none does before t)."""
+    p = -1
+    for i in range(m):
+        a = alpha[slots[i]]
+        if D[i] < 0.0 and -a / D[i] < t:
+            t = -a / D[i]
+            p = i
+        elif D[i] > 0.0 and (bounds[slots[i]] - a) / D[i] < t:
+            t = (bounds[slots[i]] - a) / D[i]
+            p = i
+    return t, p
+
+
+@njit(cache=True, nogil=True)
+def _move(D, m, t, p, alpha, bounds, slots, pend):
+    """F's alphas t D further (the one at position p exactly on its bound), each change kept in
+    ``pend`` until G is brought up to date."""
+    for i in range(m):
+        k = slots[i]
+        new = min(max(alpha[k] + t * D[i], 0.0), bounds[k])
+        if i == p:
+            new = 0.0 if D[i] < 0.0 else bounds[k]
+        pend[i] += new - alpha[k]
+        alpha[k] = new
+
+
+@njit(cache=True, nogil=True)
+def _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G):
+    """Position p leaves F, its pending change of alpha applied to G first."""
+    row = rowQ[where[p]]
+    for r in range(G.shape[0]):
+        G[r] += pend[p] * row[r]
+    _leave(L, rowQ, where, slots, yF, gF, pend, m, p)
+
+
+@njit(cache=True, nogil=True)
+def _to_face_optimum(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, max_steps):
+    """Newton steps on F until one reaches the face's optimum (or F empties): each step stops at
+    the first bound in its way, whose index leaves F with its pending change applied to G. G_F
+    (``gF``) follows each step through the system's own equation; ``pend`` keeps each position's
+    change of alpha since G was last brought up to date.
+
+    Returns (m, steps, reached).
+    """
+    steps = 0
+    u = np.empty(m)
+    w = np.empty(m)
+    D = np.empty(m)
+    b = np.empty(m)
+    while m > 0 and steps < max_steps:
+        steps += 1
+        for i in range(m):
+            b[i] = -gF[i]
+        lam = _direction(L, m, b, yF, u, w, D, 0.0)
+        t, p = _first_bound(D, m, alpha, bounds, slots, 1.0)
+        _move(D, m, t, p, alpha, bounds, slots, pend)
+        for i in range(m):
+            # Q_FF D = -G_F - lambda y_F, so the step moves G_F to (1 - t) G_F - t lambda y_F.
+            gF[i] = (1.0 - t) * gF[i] - t * lam * yF[i]
+        if p < 0:
+            return m, steps, True
+        _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G)
+        m -= 1
+    return m, steps, m == 0
+
+
+@njit(cache=True, nogil=True)
+def _slide(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, k, q, y_k, direction):
+    """Move alpha_k (outside F, its column of Q ``q`` in F's span) by ``direction`` with F following
+    so that F stays at its face's optimum, until an alpha meets a bound; an index of F that does
+    leaves F. Returns F's new size.
+
+    Along this path Q's products with the move cancel (the column lies in F's span), so the
+    objective falls linearly, by k's violation: the step a Newton step cannot take where Q_FF plus
+    k's column is singular (an instance that duplicates a free one with the other label).
+    """
+    b = np.empty(m)
+    for i in range(m):
+        b[i] = -direction * q[slots[i]]
+    D = np.empty(m)
+    mu = _direction(L, m, b, yF, np.empty(m), np.empty(m), D, direction * y_k)
+    t, p = _first_bound(D, m, alpha, bounds, slots, bounds[k] - alpha[k] if direction > 0 else alpha[k])
+    _move(D, m, t, p, alpha, bounds, slots, pend)
+    for i in range(m):
+        # Q_FF D + direction q_F = -mu y_F: G_F moves by -t mu y_F
+        gF[i] -= t * mu * yF[i]
+    new_k = min(max(alpha[k] + direction * t, 0.0), bounds[k])
+    if p < 0:
+        new_k = bounds[k] if direction > 0 else 0.0
+    change = new_k - alpha[k]
+    alpha[k] = new_k
+    for r in range(G.shape[0]):
+        G[r] += change * q[r]
+    if p >= 0:
+        _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G)
+        m -= 1
+    return m
+
+
+def compile_slide() -> None:
+    """Slide once on a toy state (``warmup``): no tiny problem is sure to need a slide, and a
+    slide's first call would otherwise compile inside a timed round."""
+    L = np.ones((2, 2))
+    rowQ = np.ones((2, 2))
+    _slide(L, rowQ, np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64), np.ones(2), np.zeros(2),
+           np.zeros(2), 1, np.array([0.5, 0.0]), np.ones(2), np.zeros(2), 1, np.array([-1.0, 1.0]), -1.0, -1.0)
+
+
+def _violation_sets(y, alpha, bounds):
+    """LibSVM's I_up and I_low: where y alpha may still grow, and where it may shrink."""
+    below = alpha < bounds
+    above = alpha > 0
+    return np.where(y > 0, below, above), np.where(y > 0, above, below)
+
+
+def gap(y, alpha, bounds, G) -> float:
+    """The maximal violating pair's gap: max over I_up of -y G minus min over I_low of it."""
+    up, low = _violation_sets(y, alpha, bounds)
+    v = -y * G
+    if not up.any() or not low.any():
+        return 0.0
+    return float(v[up].max() - v[low].min())
+
+
+def libsvm_rho(y, alpha, bounds, G) -> float:
+    """LibSVM's rho: the mean of y G over the free indices, else the middle of the interval the
+    bound ones leave for it."""
+    yG = y * G
+    free = (alpha > 0) & (alpha < bounds)
+    if free.any():
+        return float(yG[free].mean())
+    # at 0, a +1 index bounds rho from above and a -1 from below; at C the other way round
+    above = np.where(alpha <= 0, y > 0, y < 0)
+    return float((yG[above].min(initial=np.inf) + yG[~above].max(initial=-np.inf)) / 2)
+
+
+def exact_gradient(kernel: ExactKernel, y, alpha) -> np.ndarray:
+    """G = Q alpha - 1 from float64 kernel values, over the support vectors only."""
+    sv = np.flatnonzero(alpha > 0)
+    if sv.size == 0:
+        return np.full(y.size, -1.0)
+    return y * kernel.times(sv, y[sv] * alpha[sv]) - 1.0
+
+
+def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None = None) -> Finish:
+    """Solve the C-SVC dual to LibSVM's eps from a feasible ``alpha`` by active-set Newton steps.
+
+    Parameters
+    ----------
+    kernel : ExactKernel
+        The float64 kernel among the training instances (``KernelMatrix.exact``).
+    y : ndarray
+        Their labels, -1 or +1.
+    bounds : ndarray
+        Each alpha's upper bound (C times its class's weight).
+    alpha : ndarray
+        A feasible start (0 <= alpha <= bounds, y'alpha = 0); not changed.
+    eps : float
+        LibSVM's tolerance on the maximal violating pair's gap.
+    max_free : int, optional
+        The largest free set it may hold; None: what ``MEMORY_BYTES`` allows.
+
+    Returns
+    -------
+    Finish
+        The point reached and whether it is optimal.
+    """
+    l = y.size
+    alpha = alpha.copy()
+    cap = min(l, _capacity(l) if max_free is None else max_free)
+    L = np.zeros((cap + 1, cap + 1))
+    rowQ = np.empty((cap + 1, l))
+    where, slots = np.empty(cap + 1, dtype=np.int64), np.empty(cap + 1, dtype=np.int64)
+    yF, gF, pend = np.empty(cap + 1), np.empty(cap + 1), np.zeros(cap + 1)
+    in_free = np.zeros(l, dtype=bool)
+    G = exact_gradient(kernel, y, alpha)
+    free = np.flatnonzero((alpha > 0) & (alpha < bounds))
+    if free.size > cap:
+        return Finish(alpha, G, False, 0, 0, 0, gap(y, alpha, bounds, G), "the free set outgrew max_free")
+    m = _start(kernel, y, free, G, L, rowQ, where, slots, yF, gF, in_free)
+    steps = entered = left = fresh = refinements = 0
+    for _ in range(MAX_ROUNDS):
+        m_before = m
+        m, taken, reached = _to_face_optimum(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, 10 * l)
+        steps += taken
+        left += m_before - m
+        in_free[:] = False
+        in_free[slots[:m]] = True
+        if not reached:
+            return Finish(alpha, G, False, steps, entered, left, gap(y, alpha, bounds, G), "Newton steps stalled")
+        by_row = np.empty(m)
+        by_row[where[:m]] = pend[:m]
+        G += rowQ[:m].T @ by_row
+        pend[:m] = 0.0
+        current = gap(y, alpha, bounds, G)
+        if current <= eps:
+            G = exact_gradient(kernel, y, alpha)
+            current = gap(y, alpha, bounds, G)
+            if current <= eps:
+                return Finish(alpha, G, True, steps, entered, left, current)
+            fresh += 1
+            if fresh > MAX_FRESH:
+                break
+        gF[:m] = G[slots[:m]]
+        lam = _multiplier(y, alpha, bounds, G, slots[:m])
+        if np.abs(gF[:m] + lam * yF[:m]).max(initial=0.0) > eps / 4:
+            # F is off its optimum by the rounding of the steps' solves (Q_FF is ill-conditioned
+            # at large C with a flat kernel): Newton steps again from the true G_F
+            refinements += 1
+            if refinements > MAX_REFINEMENTS:
+                break
+            continue
+        entering = _entering(y, alpha, bounds, G, lam, eps, in_free)
+        if entering.size == 0:
+            return Finish(alpha, G, False, steps, entered, left, current, "F off its optimum")
+        if m + entering.size > cap:
+            return Finish(alpha, G, False, steps, entered, left, current, "the free set outgrew max_free")
+        columns = y[:, None] * y[entering][None, :] * kernel.block(entering)
+        refused = []
+        for c, k in enumerate(entering):
+            q = np.ascontiguousarray(columns[:, c])
+            if _enter(L, rowQ, where, slots, yF, gF, pend, m, k, q, y[k], G[k], DEPENDENT):
+                m += 1
+                entered += 1
+                in_free[k] = True
+            else:
+                refused.append((k, q))
+        if len(refused) == entering.size:
+            # every violator's column lies in F's span: slide the worst one along it
+            k, q = refused[0]
+            direction = y[k] if -y[k] * G[k] > lam else -y[k]
+            m_before = m
+            m = _slide(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, k, q, y[k], direction)
+            steps += 1
+            left += m_before - m
+            in_free[:] = False
+            in_free[slots[:m]] = True
+    return Finish(alpha, G, False, steps, entered, left, gap(y, alpha, bounds, G), "too many face optima")
+
+
+def _capacity(l: int) -> int:
+    """The largest free set whose columns of Q and Cholesky factor fit ``MEMORY_BYTES``."""
+    # 8 (l + m) m bytes <= MEMORY_BYTES
+    return int((-l + np.sqrt(l * l + MEMORY_BYTES / 2)) / 2)
+
+
+def _start(kernel: ExactKernel, y, free, G, L, rowQ, where, slots, yF, gF, in_free) -> int:
+    """Fill F with the start's free indices whose columns are independent (pivoted Cholesky); the
+    others keep their alphas, and enter later as violators. Returns F's size."""
+    if free.size == 0:
+        return 0
+    columns = y[:, None] * y[free][None, :] * kernel.block(free)
+    factor, pivots, rank, _ = dpstrf(np.asfortranarray(columns[free]), lower=1, tol=DEPENDENT)
+    keep = pivots[:rank] - 1
+    L[:rank, :rank] = np.tril(factor[:rank, :rank])
+    rowQ[:rank] = columns[:, keep].T
+    where[:rank] = np.arange(rank)
+    slots[:rank] = free[keep]
+    yF[:rank] = y[free[keep]]
+    gF[:rank] = G[free[keep]]
+    in_free[free[keep]] = True
+    return rank
+
+
+def _multiplier(y, alpha, bounds, G, free) -> float:
+    """lambda, the multiplier of y'alpha = 0: the mean of -y G over F, else the middle of the
+    interval the bound indices leave."""
+    v = -y * G
+    if free.size:
+        return float(v[free].mean())
+    up, low = _violation_sets(y, alpha, bounds)
+    return float((v[up].max(initial=-np.inf) + v[low].min(initial=np.inf)) / 2)
+
+
+def _entering(y, alpha, bounds, G, lam, eps, excluded) -> np.ndarray:
+    """The ``ENTERING`` bound indices that violate the optimality conditions at multiplier lam by
+    more than eps / 2, most violating first (those within eps / 2 keep the gap within eps)."""
+    up, low = _violation_sets(y, alpha, bounds)
+    v = -y * G
+    violation = np.maximum(np.where(up, v - lam, 0.0), np.where(low, lam - v, 0.0))
+    violation[excluded] = 0.0
+    candidates = np.flatnonzero(violation > eps / 2)
+    return candidates[np.argsort(-violation[candidates], kind="stable")[:ENTERING]]

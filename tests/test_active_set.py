@@ -1,0 +1,300 @@
+"""The active-set solver (``SolverOptions(solver="active_set")``): its factor updates, its
+optimum against SMO's and against a naive twin, feasibility, and the paths it takes on hard
+problems (duplicates of either label, tiny and huge C, a free set too large)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize
+
+from alphaseed.cv import cross_validate
+from alphaseed.kernel import KernelMatrix
+from alphaseed.solver import SolverOptions, solve, upper_bounds
+from alphaseed.solver.active_set import _leave, _solve2, exact_gradient, finish, gap
+
+ACTIVE_SET = SolverOptions(solver="active_set")
+
+
+def problem(n=80, d=4, seed=0, sep=1.0, duplicates=0, flip_duplicates=False):
+    """Gaussian blobs, with the first ``duplicates`` rows repeated (their labels flipped if asked)."""
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 3 == 0, 1.0, -1.0)
+    X = rng.normal(size=(n, d)) + sep * y[:, None]
+    if duplicates:
+        X = np.vstack([X, X[:duplicates]])
+        y = np.concatenate([y, -y[:duplicates] if flip_duplicates else y[:duplicates]])
+    return X, y
+
+
+def objective64(km, y, alpha):
+    """The dual objective with float64 kernel values."""
+    exact = km.exact(np.arange(km.n))
+    return 0.5 * (y * alpha) @ exact.times(np.arange(km.n), y * alpha) - alpha.sum()
+
+
+def kkt_gap64(km, y, alpha, C):
+    """The maximal violating pair's gap with float64 kernel values."""
+    exact = km.exact(np.arange(km.n))
+    return gap(y, alpha, upper_bounds(y, C), exact_gradient(exact, y, alpha))
+
+
+def assert_feasible(alpha, y, C):
+    bounds = upper_bounds(y, C)
+    assert alpha.min() >= 0 and (alpha <= bounds).all()
+    assert abs(y @ alpha) <= 1e-9 * max(1.0, alpha.sum())
+
+
+# --- the factor's updates, against numpy -------------------------------------------------------
+
+@pytest.mark.parametrize("m, p", [(1, 0), (2, 0), (6, 2), (6, 5), (13, 3), (50, 0), (50, 17), (50, 48)])
+def test_leave_leaves_the_cholesky_factor_of_the_matrix_without_that_row_and_column(m, p):
+    # catches a wrong Givens rotation, a row moved to the wrong place, or the four-row groups
+    # applying a rotation twice (m = 13 and 50 cross a group boundary)
+    rng = np.random.default_rng(m + p)
+    A = rng.normal(size=(m, m))
+    A = A @ A.T + np.eye(m)
+    L = np.zeros((m + 2, m + 2))
+    L[:m, :m] = np.linalg.cholesky(A)
+    rowQ = np.arange(2.0 * (m + 2)).reshape(m + 2, 2)
+    where, slots = np.arange(m + 2), np.arange(m + 2) + 100
+    yF, gF, pend = rng.normal(size=(3, m + 2))
+    before = rowQ[where[:m]].copy(), slots[:m].copy(), yF[:m].copy(), gF[:m].copy(), pend[:m].copy()
+    _leave(L, rowQ, where, slots, yF, gF, pend, m, p)
+    keep = np.delete(np.arange(m), p)
+    factor = np.tril(L[:m - 1, :m - 1])
+    np.testing.assert_allclose(factor @ factor.T, A[np.ix_(keep, keep)], atol=1e-12 * np.abs(A).max())
+    # every position keeps its column of Q (wherever it sits), index, label, gradient and change
+    after = rowQ[where[:m - 1]], slots[:m - 1], yF[:m - 1], gF[:m - 1], pend[:m - 1]
+    for b, a in zip(before, after):
+        np.testing.assert_array_equal(a, b[keep])
+
+
+@pytest.mark.parametrize("m", [1, 3, 4, 5, 17])
+def test_solve2_solves_both_systems(m):
+    # catches a forward sum that skips a term in its four-way split (m = 3, 5, 17 leave tails)
+    rng = np.random.default_rng(m)
+    A = rng.normal(size=(m, m))
+    A = A @ A.T + np.eye(m)
+    L = np.zeros((m + 1, m + 1))
+    L[:m, :m] = np.linalg.cholesky(A)
+    b1, b2 = rng.normal(size=(2, m))
+    z1, z2 = np.empty(m), np.empty(m)
+    _solve2(L, m, b1, b2, z1, z2)
+    np.testing.assert_allclose(A @ z1, b1, atol=1e-10)
+    np.testing.assert_allclose(A @ z2, b2, atol=1e-10)
+
+
+# --- the optimum -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed, C, gamma", [(0, 1.0, 0.5), (1, 10.0, 0.1), (2, 100.0, 0.05), (3, 0.1, 1.0)])
+def test_reaches_smo_optimum_from_a_cold_start(seed, C, gamma):
+    # catches a wrong Newton direction or multiplier (the objective would be off), and an
+    # entering rule that stops early (the gap would be above eps)
+    X, y = problem(seed=seed)
+    km = KernelMatrix(X, gamma)
+    smo = solve(km, y, np.arange(km.n), C, options=SolverOptions(eps=1e-6))
+    ours = solve(km, y, np.arange(km.n), C, options=SolverOptions(eps=1e-6, solver="active_set"))
+    assert_feasible(ours.alpha, y, C)
+    assert ours.newton_steps > 0 and ours.iterations == ours.newton_steps  # no SMO fallback
+    assert kkt_gap64(km, y, ours.alpha, C) <= 1e-6
+    assert objective64(km, y, ours.alpha) <= objective64(km, y, smo.alpha) + 1e-9 * abs(smo.objective)
+    assert objective64(km, y, ours.alpha) == pytest.approx(objective64(km, y, smo.alpha), rel=1e-6)
+    # the problems are strictly convex (distinct points): one optimum, so one free set
+    free = lambda a: set(np.flatnonzero((a > 1e-6 * C) & (a < C * (1 - 1e-6))))
+    assert free(ours.alpha) == free(smo.alpha)
+    assert ours.rho == pytest.approx(smo.rho, abs=1e-4)
+    assert ours.objective == pytest.approx(objective64(km, y, ours.alpha), rel=1e-9)
+    np.testing.assert_allclose(ours.gradient, exact_gradient(km.exact(np.arange(km.n)), y, ours.alpha), atol=1e-8)
+
+
+def naive_twin(km, y, C):
+    """The dual QP solved by SciPy's SLSQP on a dense float64 kernel: no factor, no active set."""
+    exact = km.exact(np.arange(km.n))
+    Q = np.outer(y, y) * exact.block(np.arange(km.n))
+    result = minimize(lambda a: 0.5 * a @ Q @ a - a.sum(), np.zeros(y.size), jac=lambda a: Q @ a - 1,
+                      bounds=[(0, C)] * y.size, constraints=[{"type": "eq", "fun": lambda a: y @ a, "jac": lambda a: y}],
+                      method="SLSQP", options={"ftol": 1e-14, "maxiter": 2000})
+    return result.x, result.fun
+
+
+@pytest.mark.parametrize("seed, C", [(4, 1.0), (5, 30.0)])
+def test_agrees_with_a_naive_twin(seed, C):
+    X, y = problem(n=30, d=3, seed=seed)
+    km = KernelMatrix(X, 0.4)
+    ours = solve(km, y, np.arange(km.n), C, options=SolverOptions(eps=1e-8, solver="active_set"))
+    alpha, value = naive_twin(km, y, C)
+    assert ours.objective == pytest.approx(value, rel=1e-7)
+    np.testing.assert_allclose(ours.alpha, alpha, atol=1e-4 * C)
+
+
+def test_the_free_alphas_solve_the_bordered_system():
+    # the optimum on its own free set is one dense linear solve: catches a factor that drifted
+    X, y = problem(n=60, seed=6)
+    km = KernelMatrix(X, 0.3)
+    C = 5.0
+    a = solve(km, y, np.arange(km.n), C, options=SolverOptions(eps=1e-9, solver="active_set")).alpha
+    exact = km.exact(np.arange(km.n))
+    Q = np.outer(y, y) * exact.block(np.arange(km.n))
+    F = np.flatnonzero((a > 0) & (a < C))
+    B = np.flatnonzero(a >= C)
+    system = np.block([[Q[np.ix_(F, F)], y[F, None]], [y[None, F], np.zeros((1, 1))]])
+    rhs = np.concatenate([1 - Q[np.ix_(F, B)] @ a[B], [-y[B] @ a[B]]])
+    np.testing.assert_allclose(np.linalg.solve(system, rhs)[:-1], a[F], rtol=1e-7, atol=1e-9)
+
+
+# --- hard cases --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_duplicates_of_either_label(flip):
+    # duplicates make Q_FF singular; with the other label they must slide: catches a slide whose
+    # multiplier or direction is wrong (the gap would stay open, or y'alpha drift from 0)
+    X, y = problem(n=60, seed=7, sep=0.3, duplicates=20, flip_duplicates=flip)
+    km = KernelMatrix(X, 0.5)
+    C = 10.0
+    ours = solve(km, y, np.arange(km.n), C, options=SolverOptions(eps=1e-5, solver="active_set"))
+    smo = solve(km, y, np.arange(km.n), C, options=SolverOptions(eps=1e-6))
+    assert_feasible(ours.alpha, y, C)
+    assert ours.iterations == ours.newton_steps  # finished without SMO
+    assert kkt_gap64(km, y, ours.alpha, C) <= 1e-5
+    assert objective64(km, y, ours.alpha) == pytest.approx(objective64(km, y, smo.alpha), rel=1e-6)
+
+
+def test_a_free_set_beyond_max_free_goes_on_with_smo():
+    X, y = problem(n=80, seed=8)
+    km = KernelMatrix(X, 0.5)
+    exact = km.exact(np.arange(km.n))
+    done = finish(exact, y, upper_bounds(y, 100.0), np.zeros(y.size), 1e-3, max_free=3)
+    assert not done.optimal and "max_free" in done.why
+    assert_feasible(done.alpha, y, 100.0)
+    # solve runs SMO from the point reached: SMO's optimum, to eps
+    smo = solve(km, y, np.arange(km.n), 100.0)
+    rest = solve(km, y, np.arange(km.n), 100.0, alpha0=done.alpha)
+    assert rest.objective == pytest.approx(smo.objective, rel=1e-5)
+
+
+def test_seeded_cross_validation_matches_cold_and_is_deterministic():
+    # every round from a seed (SIR) or from zero reaches the same optimum: same predictions
+    X, y = problem(n=150, seed=9, sep=0.6)
+    runs = [cross_validate(X, y, 20.0, 0.3, k=5, method=method, options=ACTIVE_SET)
+            for method in ("cold", "sir", "sir")]
+    assert [r.n_correct for r in runs[0].rounds] == [r.n_correct for r in runs[1].rounds]
+    for a, b in zip(runs[1].rounds, runs[2].rounds):
+        assert (a.iterations, a.n_sv, a.objective) == (b.iterations, b.n_sv, b.objective)
+    smo = cross_validate(X, y, 20.0, 0.3, k=5, method="cold")
+    assert abs(smo.accuracy - runs[0].accuracy) <= 100 / 150
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), log_C=st.floats(-3, 6), log_gamma=st.floats(-4, 1),
+       duplicates=st.integers(0, 8), flip=st.booleans(), weight=st.floats(0.1, 10))
+def test_property_feasible_and_optimal(seed, log_C, log_gamma, duplicates, flip, weight):
+    # C from 1e-3 (every alpha at C) to 1e6 (every alpha free on separable data), duplicates of
+    # either label, a C per class; whatever the path (slides, SMO's fallback), the result is
+    # feasible and eps-optimal in float64
+    X, y = problem(n=40, d=3, seed=seed, sep=1.5, duplicates=duplicates, flip_duplicates=flip)
+    km = KernelMatrix(X, 10.0**log_gamma)
+    C = (10.0**log_C, 10.0**log_C * weight)
+    ours = solve(km, y, np.arange(km.n), C, options=ACTIVE_SET)
+    assert_feasible(ours.alpha, y, C)
+    if ours.iterations == ours.newton_steps:        # the finish was optimal on its own
+        assert kkt_gap64(km, y, ours.alpha, C) <= 1e-3
+
+
+# --- the invariants the loop keeps between its syncs ----------------------------------------
+
+def free_state(n=40, seed=10, flip_duplicates=False):
+    """A feasible point with every alpha free, and the finish's state on it (``_start``)."""
+    from alphaseed.solver.active_set import _start
+
+    X, y = problem(n=n, d=3, seed=seed, duplicates=10 if flip_duplicates else 0, flip_duplicates=flip_duplicates)
+    km = KernelMatrix(X, 0.5)
+    exact = km.exact(np.arange(km.n))
+    C = 1.0
+    alpha = np.full(y.size, 0.5 * C)
+    alpha[y > 0] *= (y < 0).sum() / (y > 0).sum()       # y'alpha = 0, everything free
+    l = y.size
+    state = dict(L=np.zeros((l + 1, l + 1)), rowQ=np.empty((l + 1, l)), where=np.empty(l + 1, dtype=np.int64),
+                 slots=np.empty(l + 1, dtype=np.int64), yF=np.empty(l + 1), gF=np.empty(l + 1), pend=np.zeros(l + 1))
+    G = exact_gradient(exact, y, alpha)
+    m = _start(exact, y, np.flatnonzero(alpha > 0), G, *list(state.values())[:-1], np.zeros(l, dtype=bool))
+    return exact, y, upper_bounds(y, C), alpha, G, state, m
+
+
+def synced(state, m, G):
+    """G with the pending changes of F's positions applied, as ``finish`` brings it up to date."""
+    by_row = np.empty(m)
+    by_row[state["where"][:m]] = state["pend"][:m]
+    return G + state["rowQ"][:m].T @ by_row
+
+
+def test_newton_steps_keep_the_gradient_of_f_and_of_the_rest():
+    # catches a step that forgets G_F's change (gF), or a leaving index whose pending change never
+    # reaches G: both gradients must equal the ones computed afresh at the point reached
+    from alphaseed.solver.active_set import _to_face_optimum
+
+    exact, y, bounds, alpha, G, state, m = free_state()
+    m_after, steps, reached = _to_face_optimum(*state.values(), m, alpha, bounds, G, 1000)
+    assert reached and steps > 1 and m_after < m          # some indices met their bounds
+    G = synced(state, m_after, G)
+    fresh = exact_gradient(exact, y, alpha)
+    np.testing.assert_allclose(G, fresh, atol=1e-9)
+    np.testing.assert_allclose(state["gF"][:m_after], fresh[state["slots"][:m_after]], atol=1e-9)
+    assert_feasible(alpha, y, (1.0, 1.0))
+
+
+def test_a_slide_keeps_f_optimal_feasible_and_lowers_the_objective():
+    # an instance duplicated with the other label: its column is minus its twin's, in F's span.
+    # Catches a slide with the wrong multiplier (y'alpha drifts) or a gF left behind
+    from alphaseed.solver.active_set import _slide, _to_face_optimum
+
+    exact, y, bounds, alpha, G, state, m = free_state(flip_duplicates=True)
+    m, _, reached = _to_face_optimum(*state.values(), m, alpha, bounds, G, 1000)
+    G = synced(state, m, G)
+    state["pend"][:m] = 0.0
+    state["gF"][:m] = G[state["slots"][:m]]
+    n = y.size - 10
+    free = set(state["slots"][:m])
+    twins = [(k, t) for k, t in zip(range(n, y.size), range(10)) if (k in free) != (t in free)]
+    assert reached and twins
+    k = next(t if k in free else k for k, t in twins)
+    q = y * y[k] * exact.block([k])[:, 0]
+    lam = np.mean(-y[state["slots"][:m]] * G[state["slots"][:m]])
+    direction = y[k] if -y[k] * G[k] > lam else -y[k]
+    value = lambda a: 0.5 * (y * a) @ exact.times(np.arange(y.size), y * a) - a.sum()
+    before = value(alpha)
+    m = _slide(*state.values(), m, alpha, bounds, G, k, q, y[k], direction)
+    G = synced(state, m, G)
+    fresh = exact_gradient(exact, y, alpha)
+    np.testing.assert_allclose(G, fresh, atol=1e-9)
+    np.testing.assert_allclose(state["gF"][:m], fresh[state["slots"][:m]], atol=1e-9)
+    assert_feasible(alpha, y, (1.0, 1.0))
+    assert value(alpha) < before
+
+
+def test_svc_and_grid_search_take_the_solver():
+    # the estimator's parameter reaches the solver: the same model as SMO's on a well-conditioned
+    # three-class problem, found by Newton steps
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import StandardScaler
+
+    from alphaseed import SVC, GridSearchCV
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    smo = SVC(C=3.0, gamma=0.1).fit(X, y)
+    ours = SVC(C=3.0, gamma=0.1, solver="active_set").fit(X, y)
+    np.testing.assert_array_equal(ours.predict(X), smo.predict(X))
+    np.testing.assert_array_equal(ours.n_support_, smo.n_support_)
+    np.testing.assert_allclose(ours.decision_function(X), smo.decision_function(X), atol=1e-3)
+    grid = {"C": [1.0, 10.0], "gamma": [0.05, 0.2]}
+    searches = [GridSearchCV(SVC(solver=solver), grid, cv=3).fit(X, y) for solver in ("smo", "active_set")]
+    np.testing.assert_allclose(searches[1].cv_results_["mean_test_score"], searches[0].cv_results_["mean_test_score"])
+
+
+def test_an_unknown_solver_is_refused():
+    from alphaseed.errors import SolverInputError
+
+    X, y = problem(n=20)
+    with pytest.raises(SolverInputError, match="solver must be one of"):
+        solve(KernelMatrix(X, 0.5), y, np.arange(20), 1.0, options=SolverOptions(solver="newton"))
