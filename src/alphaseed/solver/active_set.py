@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 from scipy.linalg.lapack import dpstrf
 
-from ..kernel import ExactKernel
+from ..kernel import ExactKernel, blas_threads
 
 # A column enters F only if its Schur complement against F's keeps this share of its diagonal:
 # below it the column lies in F's span to rounding (a duplicate), and the inverse would blow up.
@@ -51,6 +51,9 @@ MAX_FRESH = 3
 # Newton passes over F from the true gradient, where the last left F off its optimum by rounding,
 # before the finish gives up.
 MAX_REFINEMENTS = 100
+# Newton steps between solves of u and w afresh (each step updates them in O(m) and one solve with
+# a unit vector): bounds the rounding that the updates gather.
+FRESH_SOLVES = 50
 # Bytes the finish may take for its columns of Q and its two F x F matrices.
 MEMORY_BYTES = 1 << 30
 
@@ -122,6 +125,35 @@ def _solve2(L, m, b1, b2, z1, z2):
         for i in range(j):
             z1[i] -= L[j, i] * x1
             z2[i] -= L[j, i] * x2
+
+
+@njit(cache=True, nogil=True)
+def _unit_solve(L, m, p, h):
+    """h = Q_FF^-1 e_p: L^-1 e_p is zero above p, so the forward pass starts there."""
+    for i in range(p):
+        h[i] = 0.0
+    h[p] = 1.0 / L[p, p]
+    for i in range(p + 1, m):
+        s = 0.0
+        for j in range(p, i):
+            s += L[i, j] * h[j]
+        h[i] = -s / L[i, i]
+    for j in range(m - 1, -1, -1):
+        h[j] /= L[j, j]
+        x = h[j]
+        for i in range(j):
+            h[i] -= L[j, i] * x
+
+
+@njit(cache=True, nogil=True)
+def _without(z, h, m, p):
+    """Q'^-1 b' from z = Q^-1 b, where Q' and b' lose position p and h = Q^-1 e_p (the block
+    inverse: Q'^-1 is Q^-1 - h h' / h_p without row and column p), in place; z keeps m - 1."""
+    c = z[p] / h[p]
+    for i in range(m):
+        z[i] -= c * h[i]
+    for i in range(p, m - 1):
+        z[i] = z[i + 1]
 
 
 @njit(cache=True, nogil=True)
@@ -222,10 +254,10 @@ def _leave(L, rowQ, where, slots, yF, gF, pend, m, p):
 
 
 @njit(cache=True, nogil=True)
-def _direction(L, m, b, yF, u, w, D, offset):
-    """D = Q_FF^-1 (b - mu y_F) with mu chosen so that y_F' D = -offset (y'alpha stays 0 when
-    an index outside F moves too, by offset in y terms). Returns mu; u and w are scratch."""
-    _solve2(L, m, b, yF, u, w)
+def _combine(u, w, yF, D, m, offset):
+    """D = u - mu w with mu chosen so that y_F' D = -offset (y'alpha stays 0 when an index
+    outside F moves too, by offset in y terms), for u = Q_FF^-1 b and w = Q_FF^-1 y_F: then
+    D = Q_FF^-1 (b - mu y_F). Returns mu."""
     yu = 0.0
     yw = 0.0
     for i in range(m):
@@ -288,19 +320,30 @@ def _to_face_optimum(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, m
     u = np.empty(m)
     w = np.empty(m)
     D = np.empty(m)
-    b = np.empty(m)
+    h = np.empty(m)
+    fresh = 0
     while m > 0 and steps < max_steps:
+        if fresh == 0:
+            # u = -Q_FF^-1 G_F and w = Q_FF^-1 y_F afresh; between, each step updates them
+            for i in range(m):
+                D[i] = -gF[i]
+            _solve2(L, m, D, yF, u, w)
+            fresh = FRESH_SOLVES
+        fresh -= 1
         steps += 1
-        for i in range(m):
-            b[i] = -gF[i]
-        lam = _direction(L, m, b, yF, u, w, D, 0.0)
+        lam = _combine(u, w, yF, D, m, 0.0)
         t, p = _first_bound(D, m, alpha, bounds, slots, 1.0)
         _move(D, m, t, p, alpha, bounds, slots, pend)
         for i in range(m):
-            # Q_FF D = -G_F - lambda y_F, so the step moves G_F to (1 - t) G_F - t lambda y_F.
+            # Q_FF D = -G_F - lambda y_F, so the step moves G_F to (1 - t) G_F - t lambda y_F,
+            # and u = -Q_FF^-1 G_F to (1 - t) u + t lambda w
             gF[i] = (1.0 - t) * gF[i] - t * lam * yF[i]
+            u[i] = (1.0 - t) * u[i] + t * lam * w[i]
         if p < 0:
             return m, steps, True
+        _unit_solve(L, m, p, h)
+        _without(u, h, m, p)
+        _without(w, h, m, p)
         _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G)
         m -= 1
     return m, steps, m == 0
@@ -319,8 +362,11 @@ def _slide(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, k, q, y_k, 
     b = np.empty(m)
     for i in range(m):
         b[i] = -direction * q[slots[i]]
+    u = np.empty(m)
+    w = np.empty(m)
+    _solve2(L, m, b, yF, u, w)
     D = np.empty(m)
-    mu = _direction(L, m, b, yF, np.empty(m), np.empty(m), D, direction * y_k)
+    mu = _combine(u, w, yF, D, m, direction * y_k)
     t, p = _first_bound(D, m, alpha, bounds, slots, bounds[k] - alpha[k] if direction > 0 else alpha[k])
     _move(D, m, t, p, alpha, bounds, slots, pend)
     for i in range(m):
@@ -432,7 +478,8 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
             return Finish(alpha, G, False, steps, entered, left, gap(y, alpha, bounds, G), "Newton steps stalled")
         by_row = np.empty(m)
         by_row[where[:m]] = pend[:m]
-        G += rowQ[:m].T @ by_row
+        with blas_threads(m * l):
+            G += rowQ[:m].T @ by_row
         pend[:m] = 0.0
         current = gap(y, alpha, bounds, G)
         if current <= eps:
@@ -457,10 +504,9 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
             return Finish(alpha, G, False, steps, entered, left, current, "F off its optimum")
         if m + entering.size > cap:
             return Finish(alpha, G, False, steps, entered, left, current, "the free set outgrew max_free")
-        columns = y[:, None] * y[entering][None, :] * kernel.block(entering)
+        columns = np.ascontiguousarray(y[entering][:, None] * kernel.block(entering).T * y[None, :])  # a row each
         refused = []
-        for c, k in enumerate(entering):
-            q = np.ascontiguousarray(columns[:, c])
+        for k, q in zip(entering, columns):
             if _enter(L, rowQ, where, slots, yF, gF, pend, m, k, q, y[k], G[k], DEPENDENT):
                 m += 1
                 entered += 1
@@ -492,7 +538,8 @@ def _start(kernel: ExactKernel, y, free, G, L, rowQ, where, slots, yF, gF, in_fr
     if free.size == 0:
         return 0
     columns = y[:, None] * y[free][None, :] * kernel.block(free)
-    factor, pivots, rank, _ = dpstrf(np.asfortranarray(columns[free]), lower=1, tol=DEPENDENT)
+    with blas_threads(free.size**3 / 3):
+        factor, pivots, rank, _ = dpstrf(np.asfortranarray(columns[free]), lower=1, tol=DEPENDENT)
     keep = pivots[:rank] - 1
     L[:rank, :rank] = np.tril(factor[:rank, :rank])
     rowQ[:rank] = columns[:, keep].T
