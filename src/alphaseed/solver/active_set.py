@@ -505,24 +505,21 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
         if m + entering.size > cap:
             return Finish(alpha, G, False, steps, entered, left, current, "the free set outgrew max_free")
         columns = np.ascontiguousarray(y[entering][:, None] * kernel.block(entering).T * y[None, :])  # a row each
-        refused = []
-        for k, q in zip(entering, columns):
+        for c, (k, q) in enumerate(zip(entering, columns)):
             if _enter(L, rowQ, where, slots, yF, gF, pend, m, k, q, y[k], G[k], DEPENDENT):
                 m += 1
                 entered += 1
                 in_free[k] = True
-            else:
-                refused.append((k, q))
-        if len(refused) == entering.size:
-            # every violator's column lies in F's span: slide the worst one along it
-            k, q = refused[0]
-            direction = y[k] if -y[k] * G[k] > lam else -y[k]
-            m_before = m
-            m = _slide(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, k, q, y[k], direction)
-            steps += 1
-            left += m_before - m
-            in_free[:] = False
-            in_free[slots[:m]] = True
+            elif c == 0:
+                # the worst violator's column lies in F's span: it slides, from F's optimum
+                direction = y[k] if -y[k] * G[k] > lam else -y[k]
+                m_before = m
+                m = _slide(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, k, q, y[k], direction)
+                steps += 1
+                left += m_before - m
+                in_free[:] = False
+                in_free[slots[:m]] = True
+                break
     return Finish(alpha, G, False, steps, entered, left, gap(y, alpha, bounds, G), "too many face optima")
 
 
