@@ -12,7 +12,8 @@ what PredefinedSplit does):
   oneDAL on threads / n_jobs threads (joblib sets the workers' limit, which oneDAL reads);
 - ``cold``, ``seeded``: ``alphaseed.GridSearchCV`` with method ``cold`` and ``sir`` (the
   defaults: SMO);
-- ``cold_active_set``, ``seeded_active_set``: the same with ``SVC(solver="active_set")``.
+- ``cold_active_set``, ``seeded_active_set``, ``seeded_auto``: the same with
+  ``SVC(solver="active_set")`` and ``SVC(solver="auto")``.
 
 Each variant runs in a fresh subprocess with its thread counts set before numba and LibSVM
 load. Ratios are taken within one invocation. Prints a table and writes
@@ -36,7 +37,8 @@ import numpy as np
 import pandas as pd
 from common import ROOT, load_case, run_child, write_csv
 
-VARIANTS = ("libsvm", "sklearn", "intelex", "cold", "seeded", "cold_active_set", "seeded_active_set")
+VARIANTS = ("libsvm", "sklearn", "intelex", "cold", "seeded", "cold_active_set", "seeded_active_set",
+            "seeded_auto")
 
 
 def log2_values(text: str) -> list[float]:

@@ -298,3 +298,29 @@ def test_an_unknown_solver_is_refused():
     X, y = problem(n=20)
     with pytest.raises(SolverInputError, match="solver must be one of"):
         solve(KernelMatrix(X, 0.5), y, np.arange(20), 1.0, options=SolverOptions(solver="newton"))
+
+
+def test_auto_is_smo_wherever_smo_converges_within_its_budget():
+    # catches an auto that always finishes with the active set (its optimum differs from SMO's)
+    X, y = problem(n=80, seed=11)
+    km = KernelMatrix(X, 0.5)
+    smo = solve(km, y, np.arange(km.n), 3.0)
+    auto = solve(km, y, np.arange(km.n), 3.0, options=SolverOptions(solver="auto"))
+    assert smo.iterations < 20 * km.n
+    assert auto.newton_steps == 0 and auto.iterations == smo.iterations
+    np.testing.assert_array_equal(auto.alpha, smo.alpha)
+
+
+def test_auto_finishes_smos_tail_with_the_active_set(monkeypatch):
+    # a budget of a tenth of an iteration per instance makes any run a tail: SMO's iterations,
+    # then Newton steps from where SMO stopped, to the exact optimum
+    import alphaseed.solver.training as training
+
+    monkeypatch.setattr(training, "AUTO_SMO_ITERATIONS", 0.1)
+    X, y = problem(n=80, seed=12)
+    km = KernelMatrix(X, 0.5)
+    auto = solve(km, y, np.arange(km.n), 30.0, options=SolverOptions(solver="auto"))
+    smo = solve(km, y, np.arange(km.n), 30.0, options=SolverOptions(eps=1e-6))
+    assert auto.newton_steps > 0 and auto.iterations - auto.newton_steps == 8
+    assert kkt_gap64(km, y, auto.alpha, 30.0) <= 1e-3
+    assert objective64(km, y, auto.alpha) == pytest.approx(objective64(km, y, smo.alpha), rel=1e-6)

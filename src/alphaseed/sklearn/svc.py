@@ -150,10 +150,12 @@ class SVC(ClassifierMixin, BaseEstimator):
     max_iter : int or None, default None
         The cap on SMO iterations of each pair: ``None`` is LibSVM's, max(10^7, 100 n), where
         svm-train stops; ``-1`` is none, scikit-learn's default.
-    solver : {"smo", "active_set"}, default "smo"
+    solver : {"smo", "active_set", "auto"}, default "smo"
         ``smo`` is LibSVM's algorithm; ``active_set`` takes exact Newton steps on the free set
         (``SolverOptions``), far faster at large C with a flat kernel. Its optimum is exact where
         SMO's is one to ``tol``, so a borderline prediction may differ from scikit-learn's.
+        ``auto`` is SMO wherever SMO converges within 20 iterations per instance, and finishes
+        longer runs with the active set.
     n_jobs : int or None, default None
         The threads of the fit's parallel loops (the Gram matrix, long kernel rows, the selection
         over a large active set), scikit-learn's way: None is 1, -1 all cores.

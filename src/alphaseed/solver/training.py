@@ -14,7 +14,7 @@ from ..kernel import (
 )
 from .active_set import finish, libsvm_rho
 from .carry import carry_gradient
-from .options import SOLVERS, SolverOptions
+from .options import AUTO_SMO_ITERATIONS, SOLVERS, SolverOptions
 from .penalty import check_C, class_bounds, upper_bounds
 from .smo import smo_loop
 from .state import (
@@ -205,6 +205,8 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
         return _one_class(alpha, y_train)
     if options.solver == "active_set":
         return _solve_active_set(kernel, y, index, C, alpha, options)
+    if options.solver == "auto":
+        return _solve_auto(kernel, y, index, C, alpha, previous, gradient0, options)
     # LibSVM's svm_train groups a -1/+1 training set by class, the +1 instances first, each
     # class in its given order; solving in that order keeps ties and iteration counts equal.
     order = np.concatenate([np.flatnonzero(y_train > 0), np.flatnonzero(y_train < 0)])
@@ -229,6 +231,23 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
         n_sv=int(np.count_nonzero(alpha_out > 0)),
         n_bounded_sv=int(np.count_nonzero(alpha_out >= upper_bounds(y_train, C))),
         kernel=_kernel_counts(rows.cache.counts, state.events, init_values, carried is not None, values_outside))
+
+
+def _solve_auto(kernel: KernelMatrix, y, index, C: tuple, alpha, previous, gradient0,
+                options: SolverOptions) -> SolveResult:
+    """``solve`` by SMO for up to ``AUTO_SMO_ITERATIONS`` per training instance, then, where SMO
+    has not converged (its tail), by the active set from where SMO stopped. SMO's own cap, if
+    lower, still stops it."""
+    budget = max(1, int(AUTO_SMO_ITERATIONS * index.size))
+    cap = max(10_000_000, 100 * index.size) if options.max_iter is None else options.max_iter
+    smo = solve(kernel, y, index, C, alpha0=alpha, previous=previous, gradient0=gradient0,
+                options=replace(options, solver="smo", max_iter=min(budget, cap)))
+    if not smo.iteration_cap_hit or cap <= budget:
+        return smo
+    rest = _solve_active_set(kernel, y, index, C, smo.alpha, options)
+    return replace(rest, iterations=smo.iterations + rest.iterations,
+                   seconds_gradient_init=smo.seconds_gradient_init,
+                   seconds_train=smo.seconds_train + rest.seconds_train)
 
 
 def _solve_active_set(kernel: KernelMatrix, y, index, C: tuple, alpha, options: SolverOptions) -> SolveResult:
