@@ -10,10 +10,11 @@ what PredefinedSplit does):
 - ``intelex``: the same with scikit-learn-intelex's ``SVC`` (``sklearnex.svm.SVC``, oneDAL;
   nothing is patched, and it runs in its own process): each of the ``n_jobs`` workers runs
   oneDAL on threads / n_jobs threads (joblib sets the workers' limit, which oneDAL reads);
-- ``cold``, ``seeded``: ``alphaseed.GridSearchCV`` with method ``cold`` and ``sir`` (the
-  defaults: SMO);
+- ``cold``, ``seeded``: ``alphaseed.GridSearchCV`` with method ``cold`` and ``sir``, and
+  ``SVC(solver="smo")``;
 - ``cold_active_set``, ``seeded_active_set``, ``seeded_auto``: the same with
-  ``SVC(solver="active_set")`` and ``SVC(solver="auto")``.
+  ``SVC(solver="active_set")`` and ``SVC(solver="auto")``; ``seeded_auto`` is what the
+  defaults give.
 
 Each variant runs in a fresh subprocess with its thread counts set before numba and LibSVM
 load. Ratios are taken within one invocation. Prints a table and writes

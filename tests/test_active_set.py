@@ -317,6 +317,7 @@ def test_auto_finishes_smos_tail_with_the_active_set(monkeypatch):
     import alphaseed.solver.training as training
 
     monkeypatch.setattr(training, "AUTO_SMO_ITERATIONS", 0.1)
+    monkeypatch.setattr(training, "AUTO_SMO_MIN_ITERATIONS", 1)
     X, y = problem(n=80, seed=12)
     km = KernelMatrix(X, 0.5)
     auto = solve(km, y, np.arange(km.n), 30.0, options=SolverOptions(solver="auto"))
@@ -324,3 +325,14 @@ def test_auto_finishes_smos_tail_with_the_active_set(monkeypatch):
     assert auto.newton_steps > 0 and auto.iterations - auto.newton_steps == 8
     assert kkt_gap64(km, y, auto.alpha, 30.0) <= 1e-3
     assert objective64(km, y, auto.alpha) == pytest.approx(objective64(km, y, smo.alpha), rel=1e-6)
+
+
+def test_svc_defaults_to_auto_and_the_pipeline_to_smo():
+    # the scikit-learn layer takes auto by default; the reproduction's searches keep LibSVM's SMO
+    import inspect
+
+    from alphaseed import SVC
+    from alphaseed.pipeline.searches import run_search
+
+    assert SVC().solver == "auto" and SolverOptions().solver == "smo"
+    assert inspect.signature(run_search).parameters["options"].default.solver == "smo"

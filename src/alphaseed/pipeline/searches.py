@@ -72,7 +72,7 @@ def run_search(X, y, spec: SearchSpec, *, n_jobs: int = 1, options: SolverOption
     grid = {"C": [2.0 ** v for v in log2_C], "gamma": [2.0 ** v for v in log2_gamma]}
     splits = KFoldRounds(stratified_folds(np.asarray(y), spec.k, spec.seed), spec.k)
     estimator = SVC(tol=options.eps, cache_size=options.cache_mb, shrinking=options.shrinking,
-                    kernel_mode=options.kernel_mode, max_iter=options.max_iter)
+                    kernel_mode=options.kernel_mode, max_iter=options.max_iter, solver=options.solver)
     search = GridSearchCV(estimator, grid, cv=splits, method=spec.method, refit=False, n_jobs=n_jobs,
                           verbose=1)
     start = time.perf_counter()

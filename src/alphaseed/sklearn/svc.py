@@ -150,12 +150,13 @@ class SVC(ClassifierMixin, BaseEstimator):
     max_iter : int or None, default None
         The cap on SMO iterations of each pair: ``None`` is LibSVM's, max(10^7, 100 n), where
         svm-train stops; ``-1`` is none, scikit-learn's default.
-    solver : {"smo", "active_set", "auto"}, default "smo"
+    solver : {"auto", "smo", "active_set"}, default "auto"
         ``smo`` is LibSVM's algorithm; ``active_set`` takes exact Newton steps on the free set
-        (``SolverOptions``), far faster at large C with a flat kernel. Its optimum is exact where
-        SMO's is one to ``tol``, so a borderline prediction may differ from scikit-learn's.
-        ``auto`` is SMO wherever SMO converges within 20 iterations per instance, and finishes
-        longer runs with the active set.
+        (``SolverOptions``), far faster at large C with a flat kernel, far slower where most
+        support vectors are free. ``auto`` is SMO wherever SMO converges within 20 iterations
+        per instance (at least 100,000), and finishes longer runs, SMO's tail, with the active
+        set: there its optimum is exact where SMO's is one to ``tol``, so a borderline
+        prediction may differ from scikit-learn's.
     n_jobs : int or None, default None
         The threads of the fit's parallel loops (the Gram matrix, long kernel rows, the selection
         over a large active set), scikit-learn's way: None is 1, -1 all cores.
@@ -183,7 +184,7 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, C=1.0, gamma="scale", tol=1e-3, cache_size=None, shrinking=True,
                  class_weight=None, decision_function_shape="ovr", break_ties=False, probability=False, random_state=None,
-                 kernel_mode="auto", max_iter=None, solver="smo", n_jobs=None):
+                 kernel_mode="auto", max_iter=None, solver="auto", n_jobs=None):
         self.C = C
         self.gamma = gamma
         self.tol = tol

@@ -9,6 +9,9 @@ SOLVERS = ("smo", "active_set", "auto")
 # finishes with the active set: an Adult sample at the paper's C and gamma converges in about 2
 # per instance, full Adult in 1.4, Webdata in 1.7; the large-C corner of an Adult grid takes 350.
 AUTO_SMO_ITERATIONS = 20
+# ... and never before this many: on a small training set SMO's whole run costs less than the
+# active set's start.
+AUTO_SMO_MIN_ITERATIONS = 100_000
 
 
 @dataclass(frozen=True)
@@ -35,8 +38,9 @@ class SolverOptions:
         (``solver.active_set``), and goes on with SMO where it cannot finish: far faster where
         SMO's tail is long (large C with a flat kernel); its optimum is exact where SMO's is
         one to eps in float32 values, so a borderline prediction may differ. ``auto`` runs SMO
-        and, where it takes more than ``AUTO_SMO_ITERATIONS`` iterations per instance, finishes
-        with the active set from where SMO stopped: SMO's result wherever SMO converges sooner.
+        and, where it takes more than ``AUTO_SMO_ITERATIONS`` iterations per instance (and more
+        than ``AUTO_SMO_MIN_ITERATIONS``), finishes with the active set from where SMO stopped:
+        SMO's result wherever SMO converges sooner. ``SVC`` defaults to ``auto``.
     """
 
     eps: float = 1e-3

@@ -14,7 +14,7 @@ from ..kernel import (
 )
 from .active_set import finish, libsvm_rho
 from .carry import carry_gradient
-from .options import AUTO_SMO_ITERATIONS, SOLVERS, SolverOptions
+from .options import AUTO_SMO_ITERATIONS, AUTO_SMO_MIN_ITERATIONS, SOLVERS, SolverOptions
 from .penalty import check_C, class_bounds, upper_bounds
 from .smo import smo_loop
 from .state import (
@@ -235,10 +235,10 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
 
 def _solve_auto(kernel: KernelMatrix, y, index, C: tuple, alpha, previous, gradient0,
                 options: SolverOptions) -> SolveResult:
-    """``solve`` by SMO for up to ``AUTO_SMO_ITERATIONS`` per training instance, then, where SMO
-    has not converged (its tail), by the active set from where SMO stopped. SMO's own cap, if
-    lower, still stops it."""
-    budget = max(1, int(AUTO_SMO_ITERATIONS * index.size))
+    """``solve`` by SMO for up to ``AUTO_SMO_ITERATIONS`` per training instance (at least
+    ``AUTO_SMO_MIN_ITERATIONS``), then, where SMO has not converged (its tail), by the active set
+    from where SMO stopped. SMO's own cap, if lower, still stops it."""
+    budget = max(AUTO_SMO_MIN_ITERATIONS, int(AUTO_SMO_ITERATIONS * index.size))
     cap = max(10_000_000, 100 * index.size) if options.max_iter is None else options.max_iter
     smo = solve(kernel, y, index, C, alpha0=alpha, previous=previous, gradient0=gradient0,
                 options=replace(options, solver="smo", max_iter=min(budget, cap)))
