@@ -7,7 +7,8 @@ optimum alpha*), then runs SMO to LibSVM's eps = 1e-3 from alpha* + t (s - alpha
 on the segment from alpha* to a seed s: SIR's (from the previous round's solution), FULL's
 (from the model on all instances) and the cold start (zeros). Every such start is feasible, a
 convex combination of two feasible points of the same training set. t = 1 is the seed itself;
-t = 0.1 is ten times closer to the optimum in every coordinate.
+t = 0.1 is ten times closer to the optimum in every coordinate. From each start it also runs
+the active-set solver (``solver="active_set"``): its Newton steps and seconds beside SMO's.
 
 A dashed line is the share of cold's iterations at which a method's seeded rounds total half
 of cold's iterations (the project's target for a seeder; docs: design, "The floor under any seed"): for SIR, whose
@@ -22,12 +23,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from common import ROOT, load_case, write_csv
+
+
+def timed(function, *args, **kwargs):
+    """(function's result, its seconds)."""
+    start = time.perf_counter()
+    result = function(*args, **kwargs)
+    return result, time.perf_counter() - start
 
 
 def main() -> None:
@@ -38,7 +47,7 @@ def main() -> None:
     from alphaseed.cv import KFoldRounds, stratified_folds
     from alphaseed.kernel import KernelMatrix
     from alphaseed.seeding import SEEDERS
-    from alphaseed.solver import SolverOptions, solve
+    from alphaseed.solver import SolverOptions, solve, warmup
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", default="adult", help="dataset[:subsample]")
@@ -60,6 +69,7 @@ def main() -> None:
     gamma = 2.0 ** args.log2_gamma if args.log2_gamma is not None else entry["gamma"]
 
     kernel = KernelMatrix(X, gamma, mode=args.kernel_mode)
+    warmup()
     rounds = KFoldRounds(stratified_folds(y, args.k, seed), args.k)
     previous, _ = rounds[args.round - 2]
     train, _ = rounds[args.round - 1]
@@ -80,13 +90,19 @@ def main() -> None:
     for seed_name, start in seeds.items():
         for t in args.t:
             alpha0 = optimum + t * (start - optimum)
-            iterations = solve(kernel, y, train, C, alpha0=alpha0).iterations
+            (smo, smo_seconds), (newton, newton_seconds) = (
+                timed(solve, kernel, y, train, C, alpha0=alpha0, options=SolverOptions(solver=solver))
+                for solver in ("smo", "active_set"))
             rows.append(dict(case=args.case, k=args.k, round=args.round, C=C, gamma=gamma, seed=seed_name,
-                             t=t, iterations=iterations, of_cold=iterations / cold_iterations,
+                             t=t, iterations=smo.iterations, of_cold=smo.iterations / cold_iterations,
                              l1_from_optimum=float(np.abs(alpha0 - optimum).sum()),
-                             alphas_off_optimum=int((np.abs(alpha0 - optimum) > 1e-6 * C).sum())))
-            print(f"{seed_name:4s} t = {t:<5g} {iterations:>10,} iterations, {rows[-1]['of_cold']:.2f} of cold's "
-                  f"{cold_iterations:,}", flush=True)
+                             alphas_off_optimum=int((np.abs(alpha0 - optimum) > 1e-6 * C).sum()),
+                             smo_seconds=smo_seconds, active_set_steps=newton.newton_steps,
+                             active_set_smo_iterations=newton.iterations - newton.newton_steps,
+                             active_set_seconds=newton_seconds))
+            print(f"{seed_name:4s} t = {t:<5g} {smo.iterations:>10,} iterations, {rows[-1]['of_cold']:.2f} of cold's "
+                  f"{cold_iterations:,}, {smo_seconds:.2f} s; active set {newton.newton_steps:,} steps, "
+                  f"{newton_seconds:.2f} s", flush=True)
     table = pd.DataFrame(rows)
     write_csv(table, args.out)
 
