@@ -327,12 +327,25 @@ def test_auto_finishes_smos_tail_with_the_active_set(monkeypatch):
     assert objective64(km, y, auto.alpha) == pytest.approx(objective64(km, y, smo.alpha), rel=1e-6)
 
 
-def test_svc_defaults_to_auto_and_the_pipeline_to_smo():
-    # the scikit-learn layer takes auto by default; the reproduction's searches keep LibSVM's SMO
-    import inspect
-
+def test_svc_defaults_to_auto_and_the_pipeline_to_smo(monkeypatch):
+    # the scikit-learn layer takes auto by default; the reproduction's searches keep LibSVM's SMO:
+    # catches run_search building its SVC without the options' solver (it would take auto)
+    import alphaseed.pipeline.searches as searches
     from alphaseed import SVC
-    from alphaseed.pipeline.searches import run_search
 
     assert SVC().solver == "auto" and SolverOptions().solver == "smo"
-    assert inspect.signature(run_search).parameters["options"].default.solver == "smo"
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def capture(estimator, *args, **kwargs):
+        seen.append(estimator.get_params()["solver"])
+        raise Stop
+
+    monkeypatch.setattr(searches, "GridSearchCV", capture)
+    X, y = problem(n=30)
+    spec = searches.SearchSpec(name="t", log2_C=[0.0], log2_gamma=[0.0], k=3, seed=0, method="sir")
+    with pytest.raises(Stop):
+        searches.run_search(X, y, spec)
+    assert seen == ["smo"]

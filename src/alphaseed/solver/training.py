@@ -219,7 +219,7 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
     t1 = time.perf_counter()
     init_values = int(rows.cache.counts[VALUES_COMPUTED])
     state = new_state(alpha, G, G_bar, upper_bounds(y_train[order], C), get_num_threads())
-    max_iter = max(10_000_000, 100 * l) if options.max_iter is None else options.max_iter
+    max_iter = _iteration_cap(options, l)
     rho, objective, iterations, cap_hit = smo_loop(state, *rows_apart(rows), *C, float(options.eps),
                                                    bool(options.shrinking), int(max_iter))
     t2 = time.perf_counter()
@@ -233,13 +233,18 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
         kernel=_kernel_counts(rows.cache.counts, state.events, init_values, carried is not None, values_outside))
 
 
+def _iteration_cap(options: SolverOptions, l: int) -> int:
+    """SMO's cap on iterations: the options', or LibSVM's max(10^7, 100 l) for l instances."""
+    return max(10_000_000, 100 * l) if options.max_iter is None else options.max_iter
+
+
 def _solve_auto(kernel: KernelMatrix, y, index, C: tuple, alpha, previous, gradient0,
                 options: SolverOptions) -> SolveResult:
     """``solve`` by SMO for up to ``AUTO_SMO_ITERATIONS`` per training instance (at least
     ``AUTO_SMO_MIN_ITERATIONS``), then, where SMO has not converged (its tail), by the active set
     from where SMO stopped. SMO's own cap, if lower, still stops it."""
     budget = max(AUTO_SMO_MIN_ITERATIONS, int(AUTO_SMO_ITERATIONS * index.size))
-    cap = max(10_000_000, 100 * index.size) if options.max_iter is None else options.max_iter
+    cap = _iteration_cap(options, index.size)
     smo = solve(kernel, y, index, C, alpha0=alpha, previous=previous, gradient0=gradient0,
                 options=replace(options, solver="smo", max_iter=min(budget, cap)))
     if not smo.iteration_cap_hit or cap <= budget:
