@@ -14,7 +14,11 @@ what PredefinedSplit does):
   ``SVC(solver="smo")``;
 - ``cold_active_set``, ``seeded_active_set``, ``seeded_auto``: the same with
   ``SVC(solver="active_set")`` and ``SVC(solver="auto")``; ``seeded_auto`` is what the
-  defaults give.
+  defaults give;
+- ``halving``, ``sklearn_halving``, ``intelex_halving``: successive halving
+  (``alphaseed.HalvingGridSearchCV(SVC())`` with its defaults, and scikit-learn's
+  ``HalvingGridSearchCV`` with each SVC; factor 3, ``random_state`` the config seed). They judge
+  most points on subsamples, so only their best point and its accuracy are compared.
 
 Each variant runs in a fresh subprocess with its thread counts set before numba and LibSVM
 load. Ratios are taken within one invocation. Prints a table and writes
@@ -39,7 +43,7 @@ import pandas as pd
 from common import ROOT, load_case, run_child, write_csv
 
 VARIANTS = ("libsvm", "sklearn", "intelex", "cold", "seeded", "cold_active_set", "seeded_active_set",
-            "seeded_auto")
+            "seeded_auto", "halving", "sklearn_halving", "intelex_halving")
 
 
 def log2_values(text: str) -> list[float]:
@@ -59,6 +63,7 @@ def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, n_job
     gammas = [2.0 ** v for v in log2_values(log2_gamma)]
     points = [(C, gamma) for C in Cs for gamma in gammas]
     iterations = None
+    grid = {"C": Cs, "gamma": gammas}
     if variant == "libsvm":
         from alphaseed.cv.baseline import warmup
         from alphaseed.cv import cross_validate
@@ -71,10 +76,11 @@ def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, n_job
         scores = [np.mean([r.n_correct / r.test_size for r in run.rounds]) for run in runs]
         iterations = sum(r.iterations for r in runs)
     else:
-        if variant in ("sklearn", "intelex"):
-            from sklearn.model_selection import GridSearchCV
+        if variant.startswith(("sklearn", "intelex")):
+            from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+            from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV
 
-            if variant == "sklearn":
+            if variant.startswith("sklearn"):
                 from sklearn.svm import SVC
             else:
                 import daal4py
@@ -82,27 +88,37 @@ def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, n_job
 
                 # In this process (n_jobs = 1): the variant's threads, which run_child set.
                 daal4py.daalinit(int(os.environ["OMP_NUM_THREADS"]))
-            search = GridSearchCV(SVC(), {"C": Cs, "gamma": gammas}, cv=splits, n_jobs=n_jobs,
-                                  refit=False)
+            search = (HalvingGridSearchCV(SVC(), grid, cv=splits, n_jobs=n_jobs, refit=False,
+                                          random_state=seed, return_train_score=False)
+                      if variant.endswith("halving") else
+                      GridSearchCV(SVC(), grid, cv=splits, n_jobs=n_jobs, refit=False))
             # The workers start and import before the clock, as our solver compiles before.
             GridSearchCV(SVC(), {"C": Cs[:1], "gamma": gammas[:1]}, cv=splits, n_jobs=n_jobs,
                          refit=False).fit(X, y)
         else:
-            from alphaseed import SVC, GridSearchCV
+            from alphaseed import SVC, GridSearchCV, HalvingGridSearchCV
             from alphaseed.solver import warmup
 
             warmup()
-            method, _, solver = variant.partition("_")
-            search = GridSearchCV(SVC(solver=solver or "smo"), {"C": Cs, "gamma": gammas}, cv=splits,
-                                  refit=False, method="cold" if method == "cold" else "sir", n_jobs=n_jobs)
+            if variant == "halving":
+                search = HalvingGridSearchCV(SVC(), grid, cv=splits, refit=False, random_state=seed,
+                                             n_jobs=n_jobs)
+            else:
+                method, _, solver = variant.partition("_")
+                search = GridSearchCV(SVC(solver=solver or "smo"), grid, cv=splits, refit=False,
+                                      method="cold" if method == "cold" else "sir", n_jobs=n_jobs)
         start = time.perf_counter()
         search.fit(X, y)
         seconds = time.perf_counter() - start
+        if "total_iterations" in search.cv_results_:
+            iterations = int(search.cv_results_["total_iterations"].sum())
+        best = (np.log2(search.best_params_["C"]), np.log2(search.best_params_["gamma"]))
+        if variant.endswith("halving"):
+            return {"seconds": seconds, "iterations": iterations, "scores": None,
+                    "best": best, "best_accuracy": float(search.best_score_)}
         by_point = dict(zip(((p["C"], p["gamma"]) for p in search.cv_results_["params"]),
                             search.cv_results_["mean_test_score"]))
         scores = [by_point[p] for p in points]
-        if "total_iterations" in search.cv_results_:
-            iterations = int(search.cv_results_["total_iterations"].sum())
     return {"seconds": seconds, "iterations": iterations, "scores": [float(s) for s in scores]}
 
 
@@ -133,20 +149,25 @@ def main() -> None:
         print(f"  {variant:>8} {runs[variant]['seconds']:9.2f} s", file=sys.stderr, flush=True)
     Cs, gammas = log2_values(args.C), log2_values(args.gamma)
     points = [(c, g) for c in Cs for g in gammas]
-    reference = np.array(runs["cold" if "cold" in runs else args.variants[0]]["scores"])
+    exhaustive = [v for v in runs if runs[v]["scores"] is not None]
+    reference = runs["cold" if "cold" in runs else exhaustive[0]]["scores"] if exhaustive else None
     seeded = runs.get("seeded", {}).get("seconds")
     rows = []
     for variant, run in runs.items():
-        scores = np.array(run["scores"])
-        best = points[int(np.argmax(scores))]
+        if run["scores"] is None:   # a halving search: only its best point is at full size
+            best, best_accuracy, differing = run["best"], run["best_accuracy"], None
+        else:
+            scores = np.array(run["scores"])
+            best, best_accuracy = points[int(np.argmax(scores))], scores.max()
+            differing = int(np.sum(scores != reference))
         rows.append({
             "case": args.case, "grid": f"{len(Cs)}x{len(gammas)}", "k": args.k,
             "variant": variant, "threads": args.threads, "jobs": args.jobs,
             "seconds": run["seconds"], "iterations": run["iterations"],
             "seconds_over_seeded": run["seconds"] / seeded if seeded else None,
-            "points_differing_from_cold": int(np.sum(scores != reference)),
+            "points_differing_from_cold": differing,
             "best_log2_C": best[0], "best_log2_gamma": best[1],
-            "best_accuracy": 100.0 * scores.max(),
+            "best_accuracy": 100.0 * best_accuracy,
         })
     table = pd.DataFrame(rows)
     print(table.to_string(index=False))

@@ -21,6 +21,7 @@ _EXPORTS = {
     "load_dataset": "pipeline.data",
     "SVC": "sklearn",
     "GridSearchCV": "sklearn",
+    "HalvingGridSearchCV": "sklearn",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -1,8 +1,9 @@
 """scikit-learn's estimator interface: ``SVC``, a C-SVC with the Gaussian kernel for two classes or more, and
-``GridSearchCV``, a search over C and gamma with alpha seeding. Other layers import from here.
+``GridSearchCV``, a search over C and gamma with alpha seeding, and ``HalvingGridSearchCV``, its
+successive-halving form. Other layers import from here.
 
 Modules: ``svc``, ``one_vs_one`` (the pairs of classes), ``platt`` (probabilities),
-``grid_search``.
+``grid_search``, ``halving``.
 """
 
 from .grid_search import (
@@ -15,6 +16,7 @@ from .grid_search import (
     search_column,
     seed_from_smaller_C,
 )
+from .halving import HalvingGridSearchCV, HalvingSchedule, halving_schedule
 from .one_vs_one import (
     PairwiseModel,
     PairwisePredictor,
@@ -43,6 +45,8 @@ __all__ = [
     "SEARCH_METHODS",
     "SVC",
     "GridSearchCV",
+    "HalvingGridSearchCV",
+    "HalvingSchedule",
     "PairwiseModel",
     "PairwisePredictor",
     "PointResult",
@@ -50,6 +54,7 @@ __all__ = [
     "couple_pairs",
     "encode_classes",
     "fit_sigmoid",
+    "halving_schedule",
     "held_out_decision_values",
     "merge_pairs",
     "optimality_gap",

@@ -356,7 +356,16 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         -------
         self : GridSearchCV
         """
-        from tqdm.auto import tqdm
+        X, y, codes = self._validated(X, y)
+        candidates = self._candidates()
+        splits = self._splits(X, y)
+        points = self._evaluate(X, codes, candidates, splits, desc=f"grid search ({self.method})")
+        self.cv_results_ = _cv_results(candidates, points, len(splits))
+        return self._conclude(X, y, candidates, len(splits), best_index=int(
+            np.argmin(self.cv_results_["rank_test_score"])))
+
+    def _validated(self, X, y):
+        """(X, y, class codes) after checking the estimator, the method and the data."""
         warmup()  # compiled before the columns' processes start, and never by two processes at once
         if not isinstance(self.estimator, SVC):
             raise TypeError(f"estimator must be an alphaseed.SVC, got {type(self.estimator).__name__}")
@@ -373,18 +382,22 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.estimator.break_ties and classes.size > 2:
             raise ValueError("the seeded search scores by LibSVM's vote; break_ties=True would be "
                              "ignored. Search it with scikit-learn's GridSearchCV, which takes alphaseed.SVC")
-        candidates = self._candidates()
+        return X, y, codes
+
+    def _evaluate(self, X, codes, candidates: list[dict], splits, *, desc: str) -> list[PointResult]:
+        """Each candidate's ``PointResult`` on ``splits``, in the candidates' order: the candidates
+        grouped into gamma columns, each column searched by ``search_column``."""
+        from tqdm.auto import tqdm
         base = self.estimator.get_params()
         points = [(float(p.get("C", base["C"])), _column_gamma(p.get("gamma", base["gamma"]), X))
                   for p in candidates]
         columns: dict = {}   # gamma (a number or "scale") -> its C values
         for C, gamma in points:
             columns.setdefault(gamma, []).append(C)
-        splits = self._splits(X, y)
         options = dict(method=self.method, options=solver_options(base))
         jobs = [(gamma, sorted(set(Cs))) for gamma, Cs in columns.items()]
-        with tqdm(total=sum(len(Cs) for _, Cs in jobs) * len(splits), unit="fit",
-                  desc=f"grid search ({self.method})", disable=not self.verbose) as bar:
+        with tqdm(total=sum(len(Cs) for _, Cs in jobs) * len(splits), unit="fit", desc=desc,
+                  disable=not self.verbose) as bar:
             workers = resolve_n_jobs(self.n_jobs)
             # Columns as threads of this process launch Numba's parallel loops at once, which only
             # some of its threading layers allow.
@@ -407,12 +420,15 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                     bar.update(len(Cs) * len(splits))
         by_point = {(C, gamma): point for (gamma, _), outcome in zip(jobs, outcomes)
                     for C, point in outcome.items()}
-        self.cv_results_ = _cv_results(candidates, [by_point[p] for p in points], len(splits))
-        _warn_of_capped_fits(candidates, self.cv_results_["iteration_cap_hits"], len(splits))
-        self.n_splits_ = len(splits)
-        self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
-        self.best_params_ = candidates[self.best_index_]
-        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        return [by_point[p] for p in points]
+
+    def _conclude(self, X, y, candidates: list[dict], n_splits: int, *, best_index: int):
+        """Warn of capped fits, set the best point's attributes and refit it; returns self."""
+        _warn_of_capped_fits(candidates, self.cv_results_["iteration_cap_hits"], n_splits)
+        self.n_splits_ = n_splits
+        self.best_index_ = best_index
+        self.best_params_ = self.cv_results_["params"][best_index]
+        self.best_score_ = float(self.cv_results_["mean_test_score"][best_index])
         if self.refit:
             start = time.perf_counter()
             self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(X, y)
@@ -474,7 +490,7 @@ def _warn_of_capped_fits(candidates: list[dict], hits: np.ndarray, n_splits: int
         more = f" and {capped.size - 5} more points" if capped.size > 5 else ""
         warnings.warn(f"SMO stopped at the iteration cap before converging at {named}{more}: the "
                       f"scores of those points come from solutions that are not optimal "
-                      f"(cv_results_['iteration_cap_hits']).", ConvergenceWarning, stacklevel=3)
+                      f"(cv_results_['iteration_cap_hits']).", ConvergenceWarning, stacklevel=4)
 
 
 def _cv_results(candidates: list[dict], points: list[PointResult], n_splits: int) -> dict:
