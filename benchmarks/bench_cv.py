@@ -36,6 +36,13 @@ kernel rows and the float64 gradient read and written, over the mean active set)
 ``chains``), and ``vs_one_thread`` is the same method's seconds at 1 thread and 1 chain over the
 row's: what the cores buy.
 
+``--solvers smo active_set auto`` runs each of our methods with each solver (``SolverOptions.solver``;
+default ``smo``, ``cross_validate``'s default and LibSVM's algorithm; ``iterations`` then count SMO's
+iterations and Newton steps together); ``vs_cold_same_mode`` divides by the cold start with the
+same solver.
+
+    python benchmarks/bench_cv.py --cases adult:10 --modes auto --methods cold sir --peers --solvers smo auto
+
 ``--cache-mb MB`` sets our solver's per-round row cache (default 0: the solver's own, 2 MB where
 rows are computed from bit sets and 100, LibSVM's and the peers', elsewhere): a row of bit sets
 costs less to compute again than to read back from memory (docs: Kernel modes and threads).
@@ -103,7 +110,7 @@ def peer_inputs(choice: str, dataset: str, subsample: int | None) -> list[str]:
 
 
 def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str,
-            max_rounds: int | None, chains: int, cache_mb: float) -> dict:
+            max_rounds: int | None, chains: int, cache_mb: float, solver: str) -> dict:
     """Runs inside the child process: one cross-validation, reported as a JSON line. ``chains`` 0 and
     ``cache_mb`` 0 are the defaults: chains from ``n_jobs=-1`` (the process's threads) and the kernel's
     own row cache."""
@@ -111,7 +118,7 @@ def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str,
     from alphaseed.solver import SolverOptions, warmup
 
     X, y, entry, seed = load_case(dataset, subsample)
-    options = SolverOptions(kernel_mode=mode, cache_mb=cache_mb or None)
+    options = SolverOptions(kernel_mode=mode, cache_mb=cache_mb or None, solver=solver)
     warmup()   # a process compiles (or loads the compiled code) once, before its first call
     with Clock() as clock:
         result = cross_validate(X, y, entry["C"], entry["gamma"], k, method, seed=seed, max_rounds=max_rounds,
@@ -200,12 +207,13 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(args, dataset, subsample, k, method, mode, threads, chains=0) -> dict:
-    """``method`` is ours, LibSVM or a peer (``mode`` is then its input, ``dense`` or ``sparse``)."""
+def measure(args, dataset, subsample, k, method, mode, threads, chains=0, solver="") -> dict:
+    """``method`` is ours (with ``solver``), LibSVM or a peer (``mode`` is then its input, ``dense``
+    or ``sparse``)."""
     rounds = args.libsvm_rounds if method == "libsvm" and args.libsvm_rounds else 0
     cache_mb = LIBSVM_CACHE_MB if method in ("libsvm", *PEERS) else args.cache_mb
     cmd = [sys.executable, __file__, "--one", dataset, str(subsample or 0), str(k), method, mode,
-           str(rounds), str(threads), str(chains), str(cache_mb)]
+           str(rounds), str(threads), str(chains), str(cache_mb), solver or "smo"]
     runs = []
     while True:
         runs.append(run_child(cmd, threads))
@@ -214,9 +222,9 @@ def measure(args, dataset, subsample, k, method, mode, threads, chains=0) -> dic
     row = pd.DataFrame(runs).median(numeric_only=True).to_dict()
     row.update(dataset=dataset if not subsample else f"{dataset}[{subsample}]", k=k,
                method=method, mode=runs[0]["kernel_mode"], requested_mode=mode,
-               threads=threads, chains=chains, cache_mb=cache_mb, runs=len(runs),
+               threads=threads, chains=chains, cache_mb=cache_mb, solver=solver, runs=len(runs),
                estimated=runs[0]["estimated"], predictions=runs[0]["predictions"])
-    print(f"  {row['dataset']:>14} k={k:<4} {method:>6} {mode:>6} threads={threads} chains={chains} "
+    print(f"  {row['dataset']:>14} k={k:<4} {method:>6} {solver:>10} {mode:>6} threads={threads} chains={chains} "
           f"{row['seconds']:9.2f}s  iters={row['iterations']:.0f}  accuracy={row['accuracy']:.3f}", file=sys.stderr, flush=True)
     return row
 
@@ -241,10 +249,10 @@ def with_ratios(table: pd.DataFrame, peers) -> pd.DataFrame:
 
     libsvm_seconds, libsvm_estimated = reference(table[table.method == "libsvm"], key)
     cold = table[table.method == "cold"]
-    cold_seconds, cold_estimated = reference(cold, key + ["requested_mode", "chains"])
+    cold_seconds, cold_estimated = reference(cold, key + ["requested_mode", "chains", "solver"])
     one_thread, one_thread_estimated = reference(
         table[(table.threads == 1) & (table.chains <= 1)].drop(columns="threads"),
-        ["dataset", "k", "method", "requested_mode"])
+        ["dataset", "k", "method", "requested_mode", "solver"])
     cold_predictions, _ = reference(cold, key, "predictions")
     fastest = table[table.method.isin(peers)].sort_values("seconds")
     peer_seconds, _ = reference(fastest, key)
@@ -269,6 +277,8 @@ def with_ratios(table: pd.DataFrame, peers) -> pd.DataFrame:
 
 
 def main() -> None:
+    from alphaseed.solver.options import SOLVERS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="+", default=FULL, metavar="DATASET[@M]:K",
                         help="datasets (with an optional stratified sample size) and k")
@@ -288,25 +298,27 @@ def main() -> None:
     parser.add_argument("--libsvm-rounds", type=int, metavar="R",
                         help="time LibSVM's first R rounds only and estimate its total")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "cv.csv")
+    parser.add_argument("--solvers", nargs="+", default=["smo"], choices=SOLVERS,
+                        help="our methods' solvers (SolverOptions.solver)")
     parser.add_argument("--cache-mb", type=float, default=0.0,
                         help="our solver's row cache per round (0, the default: the kernel's own, 2 MB "
                              "where rows come from bit sets, else 100; LibSVM and the peers keep 100)")
     parser.add_argument("--export", type=Path, metavar="DIR",
                         help="write the cases' data to DIR and stop; elsewhere, ALPHASEED_BENCH_DATA=DIR reads "
                              "them from there (a machine without the datasets or the pipeline's packages)")
-    parser.add_argument("--one", nargs=9, help=argparse.SUPPRESS)
+    parser.add_argument("--one", nargs=10, help=argparse.SUPPRESS)
     parser.add_argument("--triad", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.triad:
         print(json.dumps(run_triad()))
         return
     if args.one:
-        dataset, subsample, k, method, mode, rounds, threads, chains, cache_mb = args.one
+        dataset, subsample, k, method, mode, rounds, threads, chains, cache_mb, solver = args.one
         if method in PEERS:
             result = run_peer(dataset, int(subsample) or None, int(k), method, int(threads), mode)
         else:
             result = run_one(dataset, int(subsample) or None, int(k), method, mode,
-                             int(rounds) or None, int(chains), float(cache_mb))
+                             int(rounds) or None, int(chains), float(cache_mb), solver)
         print(json.dumps(result))
         return
     if args.export:
@@ -334,11 +346,13 @@ def main() -> None:
             for mode in args.modes:
                 for method in args.methods:
                     for chains in args.chains if method != "libsvm" else ():
-                        rows.append(measure(args, dataset, subsample, k, method, mode, threads, chains))
+                        for solver in args.solvers:
+                            rows.append(measure(args, dataset, subsample, k, method, mode, threads, chains,
+                                                solver))
     table = pd.DataFrame(rows)
     table["triad_gbs"] = table.threads.map(bandwidth)
     table = with_ratios(table, args.peers)
-    columns = ["dataset", "k", "threads", "chains", "chains_run", "cache_mb", "cache_mb_run", "method",
+    columns = ["dataset", "k", "threads", "chains", "chains_run", "cache_mb", "cache_mb_run", "method", "solver",
                "requested_mode", "mode", "seconds", "cv_seconds",
                "vs_fastest_peer", "fastest_peer", "vs_libsvm", "vs_cold_same_mode", "vs_one_thread",
                "iterations", "accuracy", "differs_from_cold", "kernel_seconds",
@@ -359,8 +373,8 @@ def main() -> None:
 def scaling(table: pd.DataFrame) -> pd.DataFrame:
     """Seconds of each configuration at each thread count, and each of ours against the fastest peer at
     the same threads (``vs_peer``)."""
-    keys = ["dataset", "k", "method", "requested_mode", "chains", "cache_mb"]
-    frame = table.assign(requested_mode=table.requested_mode.fillna(""))
+    keys = ["dataset", "k", "method", "solver", "requested_mode", "chains", "cache_mb"]
+    frame = table.assign(requested_mode=table.requested_mode.fillna(""), solver=table.solver.fillna(""))
     seconds = frame.pivot_table(index=keys, columns="threads", values="seconds")
     ratio = frame[~frame.method.isin(PEERS + ("libsvm",))].pivot_table(index=keys, columns="threads",
                                                                          values="vs_fastest_peer")

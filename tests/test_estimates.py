@@ -104,7 +104,7 @@ def test_a_benchmark_row_is_estimated_when_any_figure_in_it_is(bench_cv):
     def row(method, mode, threads, seconds, estimated=False, chains=1):
         return dict(dataset="adult", k=10, threads=threads, chains=chains, method=method, requested_mode=mode,
                     mode=mode, seconds=seconds, estimated=estimated, predictions=None, us_per_iteration=np.nan,
-                    bytes_per_iteration=np.nan, triad_gbs=np.nan)
+                    bytes_per_iteration=np.nan, triad_gbs=np.nan, solver="" if method == "libsvm" else "smo")
 
     table = bench_cv.with_ratios(pd.DataFrame([
         row("libsvm", "cache", 1, 100.0, estimated=True), row("cold", "gram", 1, 50.0),
@@ -119,13 +119,28 @@ def test_a_benchmark_row_is_estimated_when_any_figure_in_it_is(bench_cv):
     assert table["vs_one_thread"].fillna(-1.0).tolist() == [1.0, 1.0, 1.0, 1.25, 1.25, 1.25, -1.0, -1.0, 2.0]
 
 
+def test_a_seeded_row_is_set_against_the_cold_start_of_its_own_solver(bench_cv):
+    """Catches a vs_cold_same_mode that divides an active-set SIR row by SMO's cold start (the
+    solver, not seeding, would then make the ratio), and one that mixes up two solvers' one-thread
+    rows."""
+    rows = [dict(dataset="adult", k=10, threads=1, chains=1, method=method, requested_mode="auto", mode="gram",
+                 seconds=seconds, estimated=False, predictions=None, us_per_iteration=np.nan,
+                 bytes_per_iteration=np.nan, triad_gbs=np.nan, solver=solver)
+            for method, solver, seconds in [("cold", "smo", 40.0), ("sir", "smo", 20.0), ("cold", "auto", 10.0),
+                                            ("sir", "auto", 5.0), ("sir", "active_set", 8.0)]]
+    table = bench_cv.with_ratios(pd.DataFrame(rows), peers=bench_cv.PEERS)
+    assert table["vs_cold_same_mode"].fillna(-1.0).tolist() == [1.0, 2.0, 1.0, 2.0, -1.0]
+    assert table["vs_one_thread"].tolist() == [1.0] * 5
+
+
 def test_the_machine_floor_divides_by_the_chains_that_run_at_once(bench_cv):
     """Two chains on two threads each take 40 us an iteration side by side: the machine takes 20 us
     an iteration against the triad's 10 us for its bytes. Catches dividing by the chains even where
     they share one thread (they then take turns), or not at all."""
     rows = [dict(dataset="adult", k=10, threads=threads, chains=chains, method="sir", requested_mode="cache",
                  mode="cache", seconds=1.0, estimated=False, predictions=None, us_per_iteration=40.0,
-                 bytes_per_iteration=100e3, triad_gbs=10.0) for threads, chains in [(2, 2), (1, 2), (2, 1)]]
+                 bytes_per_iteration=100e3, triad_gbs=10.0, solver="smo")
+            for threads, chains in [(2, 2), (1, 2), (2, 1)]]
     table = bench_cv.with_ratios(pd.DataFrame(rows), peers=bench_cv.PEERS)
     assert table["floor_ratio"].tolist() == [4.0, 4.0, 4.0]
     assert table["machine_floor_ratio"].tolist() == [2.0, 4.0, 4.0]
