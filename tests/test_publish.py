@@ -169,6 +169,7 @@ def test_publish_builds_the_folder_from_summaries_alone(runs, tmp_path):
     assert "](tables/table1.md)" in readme and "figures/loocv.png" in readme
     provenance = (folder / "provenance.md").read_text()
     assert f"{runs_csv['wall_seconds'].sum():,.0f} s summed over {len(RUNS)} job(s)" in provenance
+    assert f"of {len(RUNS)} run(s) shared the machine" in provenance
 
 
 def _toy_arrays(path: Path):
@@ -382,6 +383,15 @@ def test_sittings_split_the_run_where_it_paused_and_count_overlapping_jobs_once(
     stretches = documents.sittings(runs)
     assert stretches["jobs"].tolist() == [2, 1]
     assert stretches["elapsed_seconds"].tolist() == [5400.0, 900.0]
+
+
+def test_provenance_counts_the_runs_that_shared_the_machine():
+    """Catches a provenance.md that hides runs timed beside other work, counts the unwatched
+    (older) runs as alone, or names no figure."""
+    runs = tables.pd.DataFrame({"others_cpu_per_wall": [0.02, 1.4, None], "steal_per_wall": [0.0, 0.3, None]})
+    line = documents._machine_shares(runs)
+    assert "1 of 2 run(s) shared the machine" in line and "the most 1.40" in line
+    assert "up to 0.30 cores (steal)" in line and "not recorded for 1 older run(s)" in line
 
 
 def test_a_leave_one_out_estimate_shows_the_seeded_rounds_it_rests_on(tmp_path):

@@ -118,3 +118,39 @@ def test_provenance_names_no_folder_of_the_machine():
     provenance = collect_provenance()
     assert provenance["environment"] in ("venv", "conda", "system")
     assert not any(isinstance(v, str) and sys.prefix in v for v in provenance.values())
+
+
+def test_a_machine_watch_counts_a_neighbour_and_not_the_run_itself():
+    """Catches a watch that misses a process busy beside the run (the overlap the published runs
+    never showed), or one that counts the run's own CPU time as another's: a neighbour spinning a
+    core for a second must show as about one core, this process spinning as about none."""
+    import subprocess
+    import time
+
+    from alphaseed.pipeline.provenance import MachineWatch
+
+    spin = "import time\nend = time.perf_counter() + 1.5\nwhile time.perf_counter() < end: pass"
+    neighbour = subprocess.Popen([sys.executable, "-c", spin])
+    try:
+        time.sleep(0.3)   # the interpreter's start is the neighbour's too, but not a spinning core yet
+        watch = MachineWatch()
+        time.sleep(0.8)
+        beside = watch.shares()
+    finally:
+        neighbour.wait()
+    watch = MachineWatch()
+    end = time.perf_counter() + 0.8
+    while time.perf_counter() < end:
+        pass
+    alone = watch.shares()
+    assert beside["others_cpu_per_wall"] > 0.6
+    assert alone["others_cpu_per_wall"] < 0.5
+    assert alone["steal_per_wall"] >= 0.0
+
+
+def test_the_provenance_carries_what_else_ran_beside_the_run(record):
+    """Catches a run record without the watch's figures (so a published run could not show that it
+    ran alone) and a figure dropped on the way from the watch to the record."""
+    assert collect_provenance(machine={"others_cpu_per_wall": 0.5, "steal_per_wall": 0.1})[
+        "others_cpu_per_wall"] == 0.5
+    assert {"others_cpu_per_wall", "steal_per_wall"} <= set(record["provenance"])

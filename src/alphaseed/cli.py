@@ -295,11 +295,12 @@ def _solver_options(args, config: dict):
 def _cv(args) -> None:
     """``alphaseed cv``: one cross-validation, its run record and, if asked, its summary."""
     from .cv import cross_validate
-    from .pipeline.provenance import collect_provenance
+    from .pipeline.provenance import MachineWatch, collect_provenance
     from .pipeline.records import build_run_record, write_run_record
 
     start = time.perf_counter()
     data = _load(args, need_C_gamma=True)
+    watch = MachineWatch()
 
     def progress(done: int, rounds: int, iterations: int, elapsed: float) -> None:
         print(f"{data.name} k={args.k} {args.method}: round {done}/{rounds}, {iterations} iterations, "
@@ -308,7 +309,8 @@ def _cv(args) -> None:
     result = cross_validate(data.X, data.y, data.C, data.gamma, args.k, args.method, seed=data.seed,
                             max_rounds=args.max_rounds, progress=progress, n_jobs=-1, chains=args.chains,
                             options=_solver_options(args, data.config))
-    provenance = collect_provenance(data.described, data.fingerprint, result.started_utc, result.finished_utc)
+    provenance = collect_provenance(data.described, data.fingerprint, result.started_utc, result.finished_utc,
+                                    watch.shares())
     record = build_run_record(result, data.name, provenance, subsample=args.subsample)
     write_run_record(args.out, record)
     if args.summary is not None:
@@ -322,15 +324,16 @@ def _cv(args) -> None:
 
 def _search(args) -> None:
     """``alphaseed search``: one grid search, written as JSON, CSV and heat map."""
-    from .pipeline.provenance import collect_provenance
+    from .pipeline.provenance import MachineWatch, collect_provenance
     from .pipeline.searches import SearchSpec, run_search
     from .report.search import write_search
 
     data = _load(args, need_C_gamma=False)
     spec = SearchSpec(data.name, args.C, args.gamma, args.k, data.seed, args.method)
+    watch = MachineWatch()
     summary, points = run_search(data.X, data.y, spec, n_jobs=args.jobs, options=_solver_options(args, data.config),
                                  provenance=lambda started, finished: collect_provenance(
-                                     data.described, data.fingerprint, started, finished))
+                                     data.described, data.fingerprint, started, finished, watch.shares()))
     written = write_search(summary, points, args.out)
     best, capped = written["best"], written["points_at_iteration_cap"]
     at_cap = f", {capped} points stopped at the iteration cap (not converged)" if capped else ""

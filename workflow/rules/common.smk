@@ -102,6 +102,19 @@ def cv_runtime(wildcards, attempt):
     return job_runtime_minutes(config, job_of(wildcards)) * 2 ** (attempt - 1)
 
 
+# Timed jobs (cv, search) compute on TIMED_THREADS thread(s), the paper's single-threaded setting.
+TIMED_THREADS = 1
+
+
+def timed_job_cores(wildcards):
+    """Cores a timed job reserves: with timed_jobs_alone, every core of this machine, so that no
+    other job runs beside it and its seconds are its own; on a cluster, its own allocation.
+    """
+    if config["timed_jobs_alone"] and workflow.local_exec:
+        return workflow.cores
+    return TIMED_THREADS
+
+
 def cv_arguments(wildcards):
     """Arguments of ``alphaseed cv``: every setting explicit, so that changing one reruns the job."""
     job = job_of(wildcards)

@@ -21,12 +21,13 @@ rule cv:
         f"{RESULTS}/benchmarks/cv/{{dataset}}/k{{k}}/{{variant}}.tsv"
     conda:
         "../../environment.yml"
-    threads: 1
+    threads: timed_job_cores
     resources:
         mem_mb=cv_mem_mb,
         runtime=cv_runtime,
     params:
         arguments=cv_arguments,
+        compute_threads=TIMED_THREADS,
         record=f"{RESULTS}/runs/{{dataset}}/k{{k}}/{{variant}}.json",
     script:
         "../scripts/cross_validate.py"

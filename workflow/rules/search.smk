@@ -21,11 +21,12 @@ rule search_column:
         f"{RESULTS}/benchmarks/search/{{search}}/{{method}}/gamma{{gamma}}.tsv"
     conda:
         "../../environment.yml"
-    threads: 1
+    threads: timed_job_cores
     resources:
         mem_mb=search_job_mem_mb,
     params:
         arguments=search_arguments,
+        compute_threads=TIMED_THREADS,
     script:
         "../scripts/search.py"
 
@@ -50,11 +51,12 @@ rule search:
         method=r"[a-z]+",
     conda:
         "../../environment.yml"
-    threads: 1
+    threads: timed_job_cores
     resources:
         mem_mb=search_job_mem_mb,
     params:
         arguments=search_arguments,
+        compute_threads=TIMED_THREADS,
     script:
         "../scripts/search.py"
 

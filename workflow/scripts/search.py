@@ -6,8 +6,9 @@ from contextlib import redirect_stderr, redirect_stdout
 
 from alphaseed.pipeline.environment import pin_native_libraries
 
-# Before NumPy, Numba and LibSVM load: thread pools and OpenBLAS kernels of the job.
-pin_native_libraries(snakemake.threads)
+# Before NumPy, Numba and LibSVM load: thread pools and OpenBLAS kernels of the job. Its
+# computing threads, not the cores it reserves (timed_jobs_alone reserves them all).
+pin_native_libraries(snakemake.params.compute_threads)
 
 from alphaseed.cli import main  # noqa: E402
 

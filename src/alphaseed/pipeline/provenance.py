@@ -11,6 +11,7 @@ import platform
 import socket
 import subprocess
 import sys
+import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -108,11 +109,54 @@ def python_environment() -> str:
     return "venv" if sys.prefix != sys.base_prefix else "system"
 
 
+# Above this many cores kept busy on average by other processes, a timed run shared its machine.
+SHARED_MACHINE_CORES = 0.25
+
+
+class MachineWatch:
+    """What else the machine did while a timed run ran, from its creation to ``shares()``.
+
+    A job's seconds are only its own where nothing else ran beside it: memory bandwidth is what
+    an SMO iteration spends, and another job, or another tenant of a virtual machine's host,
+    takes its share.
+    """
+
+    def __init__(self):
+        self._start = self._snapshot()
+
+    @staticmethod
+    def _snapshot() -> tuple[float, float, float, float]:
+        import psutil
+
+        machine, own = psutil.cpu_times(), psutil.Process().cpu_times()
+        # guest time is counted in user time on Linux, so it is not added again
+        busy = sum(getattr(machine, name, 0.0) for name in ("user", "nice", "system", "irq", "softirq"))
+        mine = own.user + own.system + own.children_user + own.children_system
+        return time.perf_counter(), busy, mine, getattr(machine, "steal", 0.0)
+
+    def shares(self) -> dict:
+        """Cores kept busy on average since the watch began, by other processes and by the host.
+
+        Returns
+        -------
+        dict
+            ``others_cpu_per_wall``: CPU seconds of every other process of the machine over the
+            wall seconds (0: the run had the machine to itself; 1: one other core was busy
+            throughout); ``steal_per_wall``: CPU seconds the hypervisor gave other guests while
+            this one wanted them, over the wall seconds (0 where not reported).
+        """
+        wall, busy, mine, steal = (end - start for end, start in zip(self._snapshot(), self._start))
+        if wall <= 0:
+            return {"others_cpu_per_wall": 0.0, "steal_per_wall": 0.0}
+        return {"others_cpu_per_wall": max(0.0, (busy - mine) / wall), "steal_per_wall": steal / wall}
+
+
 def collect_provenance(
     config: dict | None = None,
     dataset_fingerprint: str | None = None,
     started_utc: str | None = None,
     finished_utc: str | None = None,
+    machine: dict | None = None,
 ) -> dict:
     """The run record's ``provenance`` block.
 
@@ -124,6 +168,8 @@ def collect_provenance(
         The fingerprint of the data the run read.
     started_utc, finished_utc : str, optional
         When the run started and finished (ISO 8601, UTC).
+    machine : dict, optional
+        ``MachineWatch.shares()`` over the run: what else kept the machine busy meanwhile.
 
     Returns
     -------
@@ -155,4 +201,5 @@ def collect_provenance(
         "hostname": socket.gethostname(),
         "started_utc": started_utc,
         "finished_utc": finished_utc,
+        **(machine or {"others_cpu_per_wall": None, "steal_per_wall": None}),
     }

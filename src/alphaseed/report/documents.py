@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..pipeline.provenance import SHARED_MACHINE_CORES
 from . import formats, tables
 
 # A pause between jobs longer than this separates two sittings of the run (provenance.md).
@@ -92,6 +93,7 @@ def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
         f"- elapsed time of the run: {stretches['elapsed_seconds'].sum() / 3600:.2f} h summed over "
         f"{len(stretches)} sitting(s) (first job's start to last job's end; a pause over "
         f"{SITTING_GAP.total_seconds() / 60:.0f} minutes starts a new sitting)",
+        _machine_shares(runs),
         "",
         "## Sittings",
         "",
@@ -106,11 +108,26 @@ def provenance_document(runs: pd.DataFrame, summaries: list[dict]) -> str:
     return "\n".join(lines + _wall_times(runs))
 
 
+def _machine_shares(runs: pd.DataFrame) -> str:
+    """provenance.md's line on whether the timed jobs had the machine to themselves."""
+    watched = runs.dropna(subset=["others_cpu_per_wall"]) if "others_cpu_per_wall" in runs else runs.iloc[:0]
+    unwatched = len(runs) - len(watched)
+    if watched.empty:
+        return f"- other work beside the jobs: not recorded ({unwatched} run(s) predate the record)"
+    shared = int((watched["others_cpu_per_wall"] > SHARED_MACHINE_CORES).sum())
+    return (f"- other work beside the jobs: {shared} of {len(watched)} run(s) shared the machine (other "
+            f"processes kept over {SHARED_MACHINE_CORES} cores busy on average; the most "
+            f"{watched['others_cpu_per_wall'].max():.2f}); the host took up to "
+            f"{watched['steal_per_wall'].max():.2f} cores (steal)"
+            + (f"; not recorded for {unwatched} older run(s)" if unwatched else ""))
+
+
 def _wall_times(runs: pd.DataFrame) -> list[str]:
     """provenance.md's wall time per experiment and per job."""
     jobs = runs.sort_values("finished_utc")[
         ["dataset", "k", "label", "wall_seconds", "seconds_measured_total", "rounds_run", "rounds_total", "threads",
-         "cpu", "hostname", "git_commit", "finished_utc"]].copy()
+         "cpu", "hostname", "git_commit", "finished_utc"]
+        + [c for c in ("others_cpu_per_wall",) if c in runs]].copy()
     jobs["git_commit"] = jobs["git_commit"].str[:10]
     per_experiment = runs.groupby(["tables", "dataset"], sort=True).agg(
         jobs=("wall_seconds", "size"), wall=("wall_seconds", "sum")).reset_index()
@@ -119,6 +136,9 @@ def _wall_times(runs: pd.DataFrame) -> list[str]:
     per_experiment["jobs"] = per_experiment["jobs"].astype(str)
     jobs["wall_seconds"] = jobs["wall_seconds"].map(lambda v: formats.NOT_AVAILABLE if pd.isna(v) else f"{v:.1f}")
     jobs["seconds_measured_total"] = jobs["seconds_measured_total"].map(formats.format_seconds)
+    if "others_cpu_per_wall" in jobs:
+        jobs["others_cpu_per_wall"] = jobs["others_cpu_per_wall"].map(
+            lambda v: formats.NOT_AVAILABLE if pd.isna(v) else f"{v:.2f}")
     return [
         "## Wall time per experiment",
         "",
@@ -129,10 +149,10 @@ def _wall_times(runs: pd.DataFrame) -> list[str]:
         "## Wall time per job",
         "",
         "Wall time is the whole job (loading, compilation, writing); measured seconds are the cross-validation's "
-        "own rounds.",
+        "own rounds; other cores: the cores other processes kept busy on average while it ran.",
         "",
         markdown_table(jobs.rename(columns={"label": "method", "seconds_measured_total": "measured s",
-                                            "wall_seconds": "wall s"})),
+                                            "wall_seconds": "wall s", "others_cpu_per_wall": "other cores"})),
         "",
     ]
 

@@ -180,6 +180,8 @@ def runs_frame(runs: list[dict]) -> pd.DataFrame:
             "hostname": provenance.get("hostname"),
             "started_utc": provenance.get("started_utc"),
             "finished_utc": provenance.get("finished_utc"),
+            "others_cpu_per_wall": provenance.get("others_cpu_per_wall"),
+            "steal_per_wall": provenance.get("steal_per_wall"),
             "folds_sha256": run["folds_sha256"],
         })
     return pd.DataFrame(rows)
