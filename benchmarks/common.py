@@ -25,6 +25,8 @@ def load_case(name: str, subsample: int | None):
     from alphaseed.pipeline.data import load_dataset
 
     config = load_config(ROOT / "config.yaml")
+    # The config's folders are the repository's, wherever the script runs from.
+    config["data_dir"] = str(ROOT / config["data_dir"])
     X, y = load_dataset(name, config)
     if subsample:
         keep = stratified_subsample(y, subsample, config["seed"])
