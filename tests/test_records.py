@@ -123,28 +123,37 @@ def test_provenance_names_no_folder_of_the_machine():
 def test_a_machine_watch_counts_a_neighbour_and_not_the_run_itself():
     """Catches a watch that misses a process busy beside the run (the overlap the published runs
     never showed), or one that counts the run's own CPU time as another's: a neighbour spinning a
-    core for a second must show as about one core, this process spinning as about none."""
+    core for a second must show as about one core; this process spinning, or a worker process of
+    its own (as joblib's), as about none."""
     import subprocess
     import time
 
     from alphaseed.pipeline.provenance import MachineWatch
 
-    spin = "import time\nend = time.perf_counter() + 1.5\nwhile time.perf_counter() < end: pass"
-    neighbour = subprocess.Popen([sys.executable, "-c", spin])
-    try:
-        time.sleep(0.3)   # the interpreter's start is the neighbour's too, but not a spinning core yet
-        watch = MachineWatch()
-        time.sleep(0.8)
-        beside = watch.shares()
-    finally:
-        neighbour.wait()
+    spin = "import time\nend = time.perf_counter() + 1.2\nwhile time.perf_counter() < end: pass"
+    # Another job: started through a shell that exits at once, so it is no process of this run's.
+    subprocess.run(["sh", "-c", f'"{sys.executable}" -c "{spin}" &'], check=True)
+    time.sleep(0.2)   # its interpreter starting up
+    watch = MachineWatch()
+    time.sleep(0.8)
+    beside = watch.shares()
+    time.sleep(0.5)   # until it has stopped
     watch = MachineWatch()
     end = time.perf_counter() + 0.8
     while time.perf_counter() < end:
         pass
     alone = watch.shares()
+    worker = subprocess.Popen([sys.executable, "-c", spin])   # the run's own worker, still running
+    try:
+        time.sleep(0.3)
+        watch = MachineWatch()
+        time.sleep(0.8)
+        own_worker = watch.shares()
+    finally:
+        worker.wait()
     assert beside["others_cpu_per_wall"] > 0.6
     assert alone["others_cpu_per_wall"] < 0.5
+    assert own_worker["others_cpu_per_wall"] < 0.5
     assert alone["steal_per_wall"] >= 0.0
 
 
