@@ -253,11 +253,16 @@ def with_ratios(table: pd.DataFrame, peers) -> pd.DataFrame:
     one_thread, one_thread_estimated = reference(
         table[(table.threads == 1) & (table.chains <= 1)].drop(columns="threads"),
         ["dataset", "k", "method", "requested_mode", "solver"])
-    cold_predictions, _ = reference(cold, key, "predictions")
     fastest = table[table.method.isin(peers)].sort_values("seconds")
     peer_seconds, _ = reference(fastest, key)
     peer_name, _ = reference(fastest, key, "method")
     ours = ~table.method.isin(("libsvm", *PEERS)).to_numpy()
+    # Our rows against the cold start of their own solver; LibSVM and the peers against SMO's.
+    cold_solver = np.where(ours, table.solver, "smo")
+    by_solver = table.assign(solver=cold_solver)
+    cold_predictions = by_solver[key + ["solver"]].merge(
+        cold[key + ["solver", "predictions"]].drop_duplicates(key + ["solver"]), on=key + ["solver"],
+        how="left")["predictions"].to_numpy()
     floor_us = 1e6 * table.bytes_per_iteration / (table.triad_gbs * 1e9)
     return table.assign(
         vs_libsvm=libsvm_seconds / table.seconds,

@@ -154,7 +154,7 @@ def main() -> None:
     seeded = runs.get("seeded", {}).get("seconds")
     rows = []
     for variant, run in runs.items():
-        if run["scores"] is None:   # a halving search: only its best point is at full size
+        if run["scores"] is None:   # a halving search: its best point, scored on its last round's subsample
             best, best_accuracy, differing = run["best"], run["best_accuracy"], None
         else:
             scores = np.array(run["scores"])

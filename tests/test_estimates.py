@@ -121,16 +121,19 @@ def test_a_benchmark_row_is_estimated_when_any_figure_in_it_is(bench_cv):
 
 def test_a_seeded_row_is_set_against_the_cold_start_of_its_own_solver(bench_cv):
     """Catches a vs_cold_same_mode that divides an active-set SIR row by SMO's cold start (the
-    solver, not seeding, would then make the ratio), and one that mixes up two solvers' one-thread
-    rows."""
+    solver, not seeding, would then make the ratio), one that mixes up two solvers' one-thread
+    rows, and predictions compared with another solver's cold start (or none for the peers)."""
     rows = [dict(dataset="adult", k=10, threads=1, chains=1, method=method, requested_mode="auto", mode="gram",
-                 seconds=seconds, estimated=False, predictions=None, us_per_iteration=np.nan,
+                 seconds=seconds, estimated=False, predictions=predictions, us_per_iteration=np.nan,
                  bytes_per_iteration=np.nan, triad_gbs=np.nan, solver=solver)
-            for method, solver, seconds in [("cold", "smo", 40.0), ("sir", "smo", 20.0), ("cold", "auto", 10.0),
-                                            ("sir", "auto", 5.0), ("sir", "active_set", 8.0)]]
+            for method, solver, seconds, predictions in [
+                ("cold", "smo", 40.0, "++--"), ("sir", "smo", 20.0, "++-+"), ("cold", "auto", 10.0, "+---"),
+                ("sir", "auto", 5.0, "+---"), ("sir", "active_set", 8.0, "+--+"), ("intelex", "", 30.0, "-+--")]]
     table = bench_cv.with_ratios(pd.DataFrame(rows), peers=bench_cv.PEERS)
-    assert table["vs_cold_same_mode"].fillna(-1.0).tolist() == [1.0, 2.0, 1.0, 2.0, -1.0]
-    assert table["vs_one_thread"].tolist() == [1.0] * 5
+    assert table["vs_cold_same_mode"].fillna(-1.0).tolist() == [1.0, 2.0, 1.0, 2.0, -1.0, -1.0]
+    assert table["vs_one_thread"].tolist() == [1.0] * 6
+    # The predictions too: each solver's against its own cold start, the peer's against SMO's.
+    assert table["differs_from_cold"].fillna(-1.0).tolist() == [0, 1, 0, 0, -1.0, 1]
 
 
 def test_the_machine_floor_divides_by_the_chains_that_run_at_once(bench_cv):

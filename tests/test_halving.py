@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
@@ -25,8 +28,11 @@ def blobs(seed: int, n: int = 360, n_classes: int = 2):
 
 
 def both(X, y, **arguments):
-    ours = HalvingGridSearchCV(SVC(solver="smo"), GRID, method="cold", **arguments).fit(X, y)
-    theirs = ScikitHalvingGridSearchCV(ScikitSVC(), GRID, return_train_score=False, **arguments).fit(X, y)
+    """Our cold search and scikit-learn's, each with its own copy of the arguments (a RandomState
+    is consumed by the search that draws from it)."""
+    ours = HalvingGridSearchCV(SVC(solver="smo"), GRID, method="cold", **copy.deepcopy(arguments)).fit(X, y)
+    theirs = ScikitHalvingGridSearchCV(ScikitSVC(), GRID, return_train_score=False,
+                                       **copy.deepcopy(arguments)).fit(X, y)
     return ours, theirs
 
 
@@ -36,11 +42,12 @@ def both(X, y, **arguments):
     dict(random_state=1, factor=2.5, min_resources="smallest"),
     dict(random_state=2, min_resources=40, aggressive_elimination=True),
     dict(random_state=4, max_resources=200, min_resources=30),
+    dict(random_state=np.random.RandomState(5), factor=2),
 ])
 def test_cold_halving_is_scikit_learns(arguments):
     """Catches another schedule than scikit-learn's (rounds, samples, the exhaust and aggressive
     rules, a float factor), other subsamples (each round must draw as scikit-learn's
-    _SubsampleMetaSplitter does, test sets included), survivors chosen otherwise than its _top_k
+    _SubsampleMetaSplitter does, test sets included, and from a RandomState in its order), survivors chosen otherwise than its _top_k
     (ties, order), ranks within a round instead of over all rows, and the best point taken from
     every round instead of the last."""
     X, y = blobs(0)
@@ -67,6 +74,30 @@ def test_many_classes_are_halved_as_scikit_learn_halves_them():
     assert ours.n_resources_ == theirs.n_resources_
     np.testing.assert_array_equal(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"])
     assert ours.best_params_ == theirs.best_params_
+
+
+def test_a_training_subsample_of_one_class_scores_nan_as_in_scikit_learn():
+    """Catches a split whose training subsample holds one class scored as if a classifier had been
+    fitted (scikit-learn's fit fails there and the split scores NaN), NaN ranked otherwise than
+    scikit-learn ranks it (tied with the worst), and a best point taken from a failed one."""
+    X, y = blobs(4, n=300)
+    y = np.where(np.arange(300) % 40 == 0, "rare", "common")   # 8 of 300
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # scikit-learn's FitFailedWarning, both searches' non-finite scores
+        ours, theirs = both(X, y, random_state=0, min_resources="smallest")
+    assert np.isnan(theirs.cv_results_["mean_test_score"]).any()
+    for key in ("mean_test_score", "rank_test_score", "split0_test_score", "split1_test_score"):
+        np.testing.assert_array_equal(ours.cv_results_[key], theirs.cv_results_[key], err_msg=key)
+    assert ours.best_params_ == theirs.best_params_
+
+
+def test_a_search_whose_every_fit_fails_says_so():
+    """Catches a search that reports a best point when no split had two classes to fit."""
+    X = np.arange(40.0).reshape(20, 2)
+    y = np.array(["a"] * 19 + ["b"])
+    splits = [(np.arange(0, 10), np.arange(10, 20)), (np.arange(5, 15), np.arange(15, 20))]
+    with pytest.raises(ValueError, match="one class only"):
+        GridSearchCV(SVC(), {"C": [1.0, 2.0]}, cv=splits).fit(X, y)
 
 
 def test_seeded_rounds_keep_the_cold_accuracy_with_fewer_iterations():

@@ -133,14 +133,14 @@ class MachineWatch:
         # guest time is counted in user time on Linux, so it is not added again
         busy = sum(getattr(machine, name, 0.0) for name in ("user", "nice", "system", "irq", "softirq"))
         # The run's own worker processes (joblib's, which live until the run ends) are not others;
-        # those it has waited for are in children_*.
+        # those it, or they, have waited for are in children_*.
         mine = own.user + own.system + own.children_user + own.children_system
         for child in process.children(recursive=True):
             try:
                 times = child.cpu_times()
             except psutil.Error:   # ended since it was listed: its time is its parent's to count
                 continue
-            mine += times.user + times.system
+            mine += times.user + times.system + times.children_user + times.children_system
         return time.perf_counter(), busy, mine, getattr(machine, "steal", 0.0)
 
     def shares(self) -> dict:

@@ -235,6 +235,14 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     kernel = None
     previous: dict = {}       # (pair, C) -> (training set, solution) of the previous split, same kernel
     for h, (train, test) in enumerate(splits):
+        if np.unique(codes[train]).size < 2:
+            # No classifier to fit: scikit-learn's fit fails and the split scores NaN there too.
+            for C in Cs:
+                results[C].scores[h] = np.nan
+                if progress is not None:
+                    progress(1)
+            previous = {}
+            continue
         gamma_h = resolve_gamma(gamma, X[train])
         if kernel is None or kernel.gamma != gamma_h:
             kernel = KernelMatrix(X, gamma_h, mode=options.kernel_mode, dots=dots)
@@ -512,9 +520,16 @@ def _cv_results(candidates: list[dict], points: list[PointResult], n_splits: int
         results[f"std_{what}"] = np.std(values, axis=1)
     for i in range(n_splits):
         results[f"split{i}_test_score"] = scores[:, i]
-    results["mean_test_score"] = scores.mean(axis=1)
+    means = scores.mean(axis=1)
+    results["mean_test_score"] = means
     results["std_test_score"] = scores.std(axis=1)
-    results["rank_test_score"] = rankdata(-results["mean_test_score"], method="min").astype(np.int32)
+    if np.isnan(means).all():
+        raise ValueError("every split of every point failed: each training set held one class only")
+    if np.isnan(means).any():
+        warnings.warn(f"One or more of the test scores are non-finite: {means}", UserWarning, stacklevel=3)
+    # As scikit-learn ranks them: a point with a failed split ties with the worst.
+    results["rank_test_score"] = rankdata(-np.nan_to_num(means, nan=np.nanmin(means) - 1),
+                                          method="min").astype(np.int32)
     for i in range(n_splits):
         results[f"split{i}_iterations"] = iterations[:, i]
     results["total_iterations"] = iterations.sum(axis=1)

@@ -15,6 +15,7 @@ The schedule follows scikit-learn's ``BaseSuccessiveHalving`` (Karnin, Koren and
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from math import ceil, floor, log
 
@@ -109,14 +110,18 @@ class HalvingGridSearchCV(GridSearchCV):
         round to reach ``max_resources``.
     cv : int, splitter or iterable, default 5
         As ``GridSearchCV``'s, leave-one-out excepted: its one-instance test sets would be empty
-        once subsampled.
+        once subsampled. A round whose subsample leaves a split without a training or test
+        instance is refused (scikit-learn would score it NaN); a split whose training subsample
+        holds one class scores NaN, as in scikit-learn.
     method : {"sir", "mir", "ato", "cold"}, default "sir"
         The seeder along each round's splits at its smallest C, or ``cold``.
     refit : bool, default True
         Refit the best candidate of the last round on all of X.
     random_state : int, RandomState or None, default None
         Draws each round's subsamples, as scikit-learn's ``resample`` does: with an int, every
-        round draws the same permutation, so its samples contain the previous round's.
+        round draws the same permutation, so its samples contain the previous round's. With None
+        the draws come from NumPy's global generator, which scikit-learn's own ``SVC.fit`` also
+        draws from, so only the first round's subsamples can be compared with its search.
     n_jobs : int or None, default None
         Gamma columns of a round in parallel joblib workers, as in ``GridSearchCV``.
     verbose : int, default 0
@@ -206,7 +211,7 @@ class HalvingGridSearchCV(GridSearchCV):
         if self.resource != "n_samples":
             raise ValueError(f"resource must be 'n_samples' (SVC has no parameter to grow); "
                              f"got {self.resource!r}")
-        if not isinstance(self.factor, (int, float)) or not self.factor > 1:
+        if isinstance(self.factor, bool) or not isinstance(self.factor, numbers.Real) or not self.factor > 1:
             raise ValueError(f"factor must be a number greater than 1; got {self.factor!r}")
         max_resources = n_samples if self.max_resources == "auto" else self.max_resources
         if not isinstance(max_resources, (int, np.integer)) or max_resources <= 0:
