@@ -314,3 +314,12 @@ def test_points_stopped_at_the_iteration_cap_are_counted_warned_of_and_marked(tm
     assert written["points_at_iteration_cap"] == np.count_nonzero(at_cap)
     assert compare_methods({"sir": written})["points at the iteration cap"].tolist() == [
         np.count_nonzero(at_cap)]
+
+
+def test_a_search_whose_every_fit_fails_says_so():
+    """Catches a search that reports a best point when no split had two classes to fit."""
+    X = np.arange(40.0).reshape(20, 2)
+    y = np.array(["a"] * 19 + ["b"])
+    splits = [(np.arange(0, 10), np.arange(10, 20)), (np.arange(5, 15), np.arange(15, 20))]
+    with pytest.raises(ValueError, match="one class only"):
+        GridSearchCV(SVC(), {"C": [1.0, 2.0]}, cv=splits).fit(X, y)

@@ -369,8 +369,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         splits = self._splits(X, y)
         points = self._evaluate(X, codes, candidates, splits, desc=f"grid search ({self.method})")
         self.cv_results_ = _cv_results(candidates, points, len(splits))
-        return self._conclude(X, y, candidates, len(splits), best_index=int(
-            np.argmin(self.cv_results_["rank_test_score"])))
+        best = int(np.argmin(self.cv_results_["rank_test_score"]))
+        return self._conclude(X, y, len(splits), best_index=best)
 
     def _validated(self, X, y):
         """(X, y, class codes) after checking the estimator, the method and the data."""
@@ -430,9 +430,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                     for C, point in outcome.items()}
         return [by_point[p] for p in points]
 
-    def _conclude(self, X, y, candidates: list[dict], n_splits: int, *, best_index: int):
+    def _conclude(self, X, y, n_splits: int, *, best_index: int):
         """Warn of capped fits, set the best point's attributes and refit it; returns self."""
-        _warn_of_capped_fits(candidates, self.cv_results_["iteration_cap_hits"], n_splits)
+        _warn_of_capped_fits(self.cv_results_["params"], self.cv_results_["iteration_cap_hits"], n_splits)
         self.n_splits_ = n_splits
         self.best_index_ = best_index
         self.best_params_ = self.cv_results_["params"][best_index]

@@ -204,7 +204,7 @@ class HalvingGridSearchCV(GridSearchCV):
         last = np.flatnonzero(self.cv_results_["iter"] == self.n_iterations_ - 1)
         scores = self.cv_results_["mean_test_score"][last]
         best = last[0] if np.isnan(scores).all() else last[np.nanargmax(scores)]
-        return self._conclude(X, y, rows, len(splits), best_index=int(best))
+        return self._conclude(X, y, len(splits), best_index=int(best))
 
     def _schedule(self, n_samples: int, n_splits: int, n_classes: int, n_candidates: int) -> HalvingSchedule:
         """The rounds' samples, after checking the halving parameters against the data."""
