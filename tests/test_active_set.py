@@ -11,7 +11,8 @@ from scipy.optimize import minimize
 from alphaseed.cv import cross_validate
 from alphaseed.kernel import KernelMatrix
 from alphaseed.solver import SolverOptions, solve, upper_bounds
-from alphaseed.solver.active_set import _leave, _solve2, exact_gradient, finish, gap
+from alphaseed.solver.active_set import _leave, exact_gradient, finish, gap
+from alphaseed.solver.cholesky import solve_pair
 
 ACTIVE_SET = SolverOptions(solver="active_set")
 
@@ -71,7 +72,7 @@ def test_leave_leaves_the_cholesky_factor_of_the_matrix_without_that_row_and_col
 
 
 @pytest.mark.parametrize("m", [1, 3, 4, 5, 17])
-def test_solve2_solves_both_systems(m):
+def test_solve_pair_solves_both_systems(m):
     # catches a forward sum that skips a term in its four-way split (m = 3, 5, 17 leave tails)
     rng = np.random.default_rng(m)
     A = rng.normal(size=(m, m))
@@ -80,7 +81,7 @@ def test_solve2_solves_both_systems(m):
     L[:m, :m] = np.linalg.cholesky(A)
     b1, b2 = rng.normal(size=(2, m))
     z1, z2 = np.empty(m), np.empty(m)
-    _solve2(L, m, b1, b2, z1, z2)
+    solve_pair(L, m, b1, b2, z1, z2)
     np.testing.assert_allclose(A @ z1, b1, atol=1e-10)
     np.testing.assert_allclose(A @ z2, b2, atol=1e-10)
 

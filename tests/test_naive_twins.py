@@ -1,9 +1,9 @@
 """Every seeder against its naive twin (tests/naive_seeding.py), to 1e-9 relative to max(1, C).
 
 The twins are written from the paper's equations in plain NumPy with no code shared with
-alphaseed; problems stay far below ATO's DIRECT_MAX_FREE (500 free SVs) and MIR's dense-matrix
-limit, so the package takes its direct routes (a direct bordered solve, LAPACK least squares),
-the ones the twins mirror. Where a twin reports that rounding alone can decide its result (an
+alphaseed; problems stay far below ATO's FACTOR_BYTES and MIR's dense-matrix limit, so the
+package takes its exact routes (ATO's factored bordered system, LAPACK least squares), the ones
+the twins mirror. Where a twin reports that rounding alone can decide its result (an
 ill-conditioned system, two path events within 1e-9), that seeder is not compared on that
 example; ``test_the_twin_comparison_is_not_vacuous`` keeps a fixed set of problems where
 every comparison happens.

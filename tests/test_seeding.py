@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+import scipy.linalg
 
 from alphaseed.cv import cross_validate
 from alphaseed.errors import SeedingError
@@ -11,6 +14,7 @@ from alphaseed.kernel import KernelMatrix
 from alphaseed.seeding import (FROM_FULL_MODEL, LOO_ONLY, SEEDERS, SeedContext, adjust_alpha, ato,
                                mir, water_fill)
 from alphaseed.seeding.adjust import signed_bounds
+from alphaseed.seeding.context import layout
 from alphaseed.solver import solve, upper_bounds
 
 # The seeders that chain the rounds: round h seeded from round h - 1.
@@ -215,21 +219,118 @@ def test_ato_path_ends_at_the_next_optimum(small_problem):
     assert warm.iterations <= cold.iterations // 4
 
 
-@pytest.mark.parametrize("dense_max, cache_bytes", [(10**9, 2 << 30), (0, 2 << 30), (0, 0)])
-def test_ato_iterative_solver_and_uncached_columns_give_the_same_seed(small_problem, monkeypatch,
-                                                                      dense_max, cache_bytes):
-    """Catches the MINRES route or the uncached kernel columns (used above DIRECT_MAX_FREE and
-    past the column budget) giving a different seed than the direct solve."""
-    kernel, y, C, order = small_problem
-    prev = solve(kernel, y, training_set(order, 2), C)
-    ctx = kfold_context(kernel, y, C, order, 3, prev)
-    dense = SEEDERS["ato"](ctx)
-    monkeypatch.setattr(ato, "DIRECT_MAX_FREE", 0)
-    monkeypatch.setattr(ato, "DENSE_MAX_FREE", dense_max)
+class DirectSystem:
+    """The bordered system solved afresh at every step, as ATO did before its factor was kept:
+    a symmetric solve, least squares where it is singular (the reference for the updates)."""
+
+    def __init__(self, columns, free):
+        self.columns, self.members, self.held = columns, free, free[:0]
+        self.joined, self.left = [], []
+        DirectSystem.last = self
+
+    def solve(self, rhs_free, rhs_sum):
+        m = self.members.size
+        if m == 0:
+            return np.zeros(0), 0.0
+        B = np.zeros((m + 1, m + 1))
+        B[0, 1:] = B[1:, 0] = 1.0
+        B[1:, 1:] = self.columns.square(self.members, np.empty((m, m)))
+        rhs = np.concatenate(([rhs_sum], rhs_free))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+                z = scipy.linalg.solve(B, rhs, assume_a="sym")
+        except (scipy.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
+            z = scipy.linalg.lstsq(B, rhs)[0]
+        return z[1:], -float(z[0])
+
+    def moved(self, eta):
+        pass
+
+    def join(self, pos):
+        self.members = np.append(self.members, pos)
+        self.joined.append(pos)
+        return True
+
+    def leave(self, pos):
+        self.members = self.members[self.members != pos]
+        self.left.append(pos)
+
+
+def many_free_problem(seed=3, n=400):
+    """A k-fold context whose previous optimum has a few hundred free SVs, so that the path meets
+    many events of every kind (an index leaving M, a bound one and an added one joining)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=n) > 0, 1.0, -1.0)
+    folds = rng.permutation(n) % 4
+    order = [np.flatnonzero(folds == h) for h in range(4)]
+    kernel, C = KernelMatrix(X, 0.3), 10.0
+    prev = solve(kernel, y, training_set(order, 1), C)
+    return kfold_context(kernel, y, C, order, 2, prev), y, C
+
+
+def assert_same_path(path, reference, C, eta_rtol=1e-8, alpha_tol=1e-8):
+    """The same events, their steps equal to ``eta_rtol`` and the alphas reached to ``alpha_tol`` C."""
+    assert [who for _, who in path.events] == [who for _, who in reference.events]
+    np.testing.assert_allclose([eta for eta, _ in path.events], [eta for eta, _ in reference.events],
+                               rtol=eta_rtol, atol=1e-12)
+    np.testing.assert_allclose(path.alpha, reference.alpha, atol=alpha_tol * C)
+
+
+def test_ato_factor_updates_follow_the_direct_solves_path(monkeypatch):
+    """Catches a factor update that drifts from K_MM (a wrong Givens rotation, a row appended in
+    the wrong order, the border eliminated with the wrong sign): the path would take other events
+    than the bordered system solved afresh at every step, or reach other alphas."""
+    ctx, y, C = many_free_problem()
+    factored = ato.follow_path(ctx, layout(ctx))
+    monkeypatch.setattr(ato, "free_set_system", DirectSystem)
+    direct = ato.follow_path(ctx, layout(ctx))
+    added = set(layout(ctx).added_next.tolist())
+    joined = DirectSystem.last.joined
+    assert DirectSystem.last.left and {pos in added for pos in joined} == {True, False}
+    assert_same_path(factored, direct, C)
+
+
+@pytest.mark.parametrize("factor_bytes, cache_bytes", [(0, 3 << 30), (0, 0), (4 << 30, 0)])
+def test_ato_routes_give_the_same_path(monkeypatch, factor_bytes, cache_bytes):
+    """Catches the MINRES route (a free set whose factor would not fit FACTOR_BYTES) or the
+    uncached kernel columns (past the column budget) taking other events or reaching another
+    seed than the factored route."""
+    ctx, y, C = many_free_problem()
+    factored = ato.follow_path(ctx, layout(ctx))
+    monkeypatch.setattr(ato, "FACTOR_BYTES", factor_bytes)
     monkeypatch.setattr(ato, "COLUMN_CACHE_BYTES", cache_bytes)
-    iterative = SEEDERS["ato"](ctx)
-    assert_feasible(iterative, y[ctx.next_index], C)
-    np.testing.assert_allclose(iterative, dense, atol=1e-6 * C)
+    other = ato.follow_path(ctx, layout(ctx))
+    if factor_bytes:
+        assert_same_path(other, factored, C)
+    else:
+        # MINRES stops at a relative residual of 1e-10, which the system's condition widens
+        assert_same_path(other, factored, C, eta_rtol=1e-4, alpha_tol=1e-7)
+    assert_feasible(SEEDERS["ato"](ctx), y[ctx.next_index], C)
+
+
+def test_ato_holds_a_duplicate_of_a_free_sv_out_of_the_factor():
+    """Catches a factor that takes a duplicate instance's column (its pivot rounding noise, the
+    solves then blown up to a seed far from the optimum or not finite)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 3))
+    X[100:150] = X[:50]
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=200) > 0, 1.0, -1.0)
+    y[100:150] = y[:50]
+    folds = rng.permutation(200) % 4
+    order = [np.flatnonzero(folds == h) for h in range(4)]
+    kernel, C = KernelMatrix(X, 2.0), 100.0
+    prev = solve(kernel, y, training_set(order, 1), C)
+    ctx = kfold_context(kernel, y, C, order, 2, prev)
+    path = ato.follow_path(ctx, layout(ctx))
+    assert (path.status == ato.HELD).any()
+    seed = SEEDERS["ato"](ctx)
+    assert np.isfinite(seed).all()
+    assert_feasible(seed, y[ctx.next_index], C)
+    cold = solve(kernel, y, ctx.next_index, C)
+    warm = solve(kernel, y, ctx.next_index, C, alpha0=seed)
+    assert warm.iterations <= cold.iterations // 2
 
 
 # --- AVG and TOP -----------------------------------------------------------------------------

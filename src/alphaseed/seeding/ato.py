@@ -33,152 +33,220 @@ Where the paper is ambiguous, chosen here:
 - M empty: the bordered matrix is singular; its least-squares (pseudo-inverse) solution moves
   nothing but alpha_T and alpha_R, and AdjustAlpha restores the balance at the end.
 
-Linear algebra and memory: with |M| <= DIRECT_MAX_FREE (500) the bordered system is solved
-directly (symmetric solve; least squares when it is singular or ill-conditioned: the paper's
-pseudo-inverse). Above that a direct solve at every one of up to 100 steps costs O(|M|^3) each,
-and more where duplicate instances make K_MM singular and the least-squares fallback takes
-over, so MINRES is used instead, started from the previous step's direction scaled by
-(1 - eta) (the path scales every pushed coefficient by that factor, so only the one set change
-is new): with K_MM held in float64 while |M| <= DENSE_MAX_FREE (3000, 72 MB), and over a
-LinearOperator of kernel columns beyond that (raw MNIST with the paper's gamma makes nearly
-every instance a free SV). Columns K(X', j) are cached in a float32 store of at most
-COLUMN_CACHE_BYTES (2 GiB); columns that do not fit are recomputed in slabs of at most 256 MiB
-whenever they are needed, so memory stays bounded (about 3 GiB on full MNIST) at the price of
-time.
+Linear algebra and memory: the bordered system changes by one index of M per event, so a
+Cholesky factor of K_MM is kept across the events (``solver.cholesky``): factored once with
+pivoting at the start, one row appended when an index joins M, one row cut out and the rest
+rotated back when one leaves, each solve then O(|M|^2) instead of a factorization's O(|M|^3).
+The border is eliminated through K_MM^-1 1: with u = K_MM^-1 r and w = K_MM^-1 1,
+-Delta b = (1'u - r_0) / 1'w and Delta beta_M = u + Delta b w. A free index whose column
+lies in the span of M's (a duplicate instance; the start's pivoting or the Schur complement
+of a join finds it) cannot enter the factor: it is held where it is (status HELD), its f
+following b as its twin's does. Where the factor would not fit FACTOR_BYTES (4 GiB, a free
+set of about 23,000: raw MNIST with the paper's gamma makes nearly every instance a free SV),
+MINRES solves the bordered system over kernel columns instead, started from the previous
+step's direction scaled by (1 - eta) (the path scales every pushed coefficient by that
+factor, so only the one set change is new). Columns K(X', j) are cached in a float32 store of
+at most COLUMN_CACHE_BYTES (3 GiB); columns that do not fit are recomputed in slabs of at most
+256 MiB whenever they are needed, so memory stays bounded at the price of time.
 """
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg
 from scipy.sparse.linalg import LinearOperator, minres
 
-from ..kernel import blas_threads
+from ..kernel import blas_threads, gathered_times
+from ..solver import DEPENDENT, grow, pivoted_factor, shrink, solve_pair
 from .adjust import adjust_added
 from .context import SeedContext, carry_shared, kernel_matvec, layout
 
 MAX_STEPS = 100
-DIRECT_MAX_FREE = 500
-DENSE_MAX_FREE = 3000
-COLUMN_CACHE_BYTES = 2 << 30
+FACTOR_BYTES = 4 << 30
+COLUMN_CACHE_BYTES = 3 << 30
 SLAB_BYTES = 256 << 20
 MINRES_RTOL = 1e-10
 MINRES_MAXITER = 1000
 ZERO_STEP = 1e-12
-# The path's statuses: FREE (in M), BOUND (alpha at 0 or C) and ADDING (an instance of T whose
-# alpha is still rising from 0).
-FREE, BOUND, ADDING = 0, 1, 2
+# The path's statuses: FREE (in M), BOUND (alpha at 0 or C), ADDING (an instance of T whose
+# alpha is still rising from 0) and HELD (on f = b, but its column in the span of M's).
+FREE, BOUND, ADDING, HELD = 0, 1, 2, 3
 
 
 class KernelColumns:
-    """Columns K(X', j) over the rows X' = ``rows``, cached up to a byte budget."""
+    """Columns K(X', j) over the rows X' = ``rows``, cached up to a byte budget.
+
+    ``values[:, slot]`` holds a column: rows by columns, so that a product with some columns
+    sums each row's gathered values (``gathered_times``), in one order on any thread count.
+    The columns a path needs first (R's and T's, then M's) take the first slots, so that each
+    product reads a contiguous share of every row.
+    """
 
     def __init__(self, kernel, rows: np.ndarray, max_columns: int, budget_bytes: int):
         self.kernel = kernel
         self.rows = rows
         self.capacity = int(min(max_columns, budget_bytes // (4 * max(1, rows.size))))
-        self.store = np.empty((self.capacity, rows.size), dtype=np.float32)
-        self.slot: dict[int, int] = {}
+        self.values = np.empty((rows.size, self.capacity), dtype=np.float32)
+        self.slot_of = np.full(kernel.n, -1, dtype=np.int64)   # by global index; -1: not stored
+        self.used = 0
 
     def _slots(self, cols: np.ndarray) -> np.ndarray:
         """Slots of ``cols`` in the store, computing and storing missing ones while room lasts."""
-        missing = [c for c in cols.tolist() if c not in self.slot]
-        fit = missing[: self.capacity - len(self.slot)]
+        missing = cols[self.slot_of[cols] < 0]
+        _, first_seen = np.unique(missing, return_index=True)
+        fit = missing[np.sort(first_seen)][: self.capacity - self.used]
         chunk = max(1, SLAB_BYTES // (4 * max(1, self.rows.size)))
-        for start in range(0, len(fit), chunk):
-            part = np.asarray(fit[start:start + chunk], dtype=np.int64)
-            first = len(self.slot)
-            self.store[first:first + part.size] = self.kernel.block(part, self.rows)
-            self.slot.update(zip(part.tolist(), range(first, first + part.size)))
-        return np.fromiter((self.slot.get(c, -1) for c in cols.tolist()), dtype=np.int64,
-                           count=cols.size)
+        for start in range(0, fit.size, chunk):
+            part = fit[start:start + chunk]
+            self.values[:, self.used:self.used + part.size] = self.kernel.block(self.rows, part)
+            self.slot_of[part] = np.arange(self.used, self.used + part.size)
+            self.used += part.size
+        return self.slot_of[cols]
 
     def matvec(self, cols: np.ndarray, coef: np.ndarray, row_pos: np.ndarray | None = None) -> np.ndarray:
         """K[rows[row_pos]][:, cols] @ coef (all rows when ``row_pos`` is None)."""
-        n_out = self.rows.size if row_pos is None else row_pos.size
-        out = np.zeros(n_out)
+        target = np.arange(self.rows.size) if row_pos is None else row_pos
         keep = coef != 0
         cols, coef = cols[keep], coef[keep]
-        if cols.size == 0 or n_out == 0:
-            return out
+        if cols.size == 0 or target.size == 0:
+            return np.zeros(target.size)
         slots = self._slots(cols)
         cached = slots >= 0
-        chunk = max(1, SLAB_BYTES // (8 * self.rows.size))
-        s, c = slots[cached], coef[cached]
-        for start in range(0, s.size, chunk):
-            part = self.store[s[start:start + chunk]]
-            if row_pos is not None:
-                part = part[:, row_pos]
-            out += c[start:start + chunk] @ part
-        target_rows = self.rows if row_pos is None else self.rows[row_pos]
+        out = gathered_times(self.values, target, slots[cached], coef[cached][:, None])[:, 0]
         u, c = cols[~cached], coef[~cached]
-        chunk = max(1, SLAB_BYTES // (4 * n_out))
+        chunk = max(1, SLAB_BYTES // (4 * target.size))
         for start in range(0, u.size, chunk):
-            out += c[start:start + chunk] @ self.kernel.block(u[start:start + chunk], target_rows)
+            block = self.kernel.block(self.rows[target], u[start:start + chunk])
+            with blas_threads(block.size):
+                out += block @ c[start:start + chunk]
         return out
 
-    def square(self, pos: np.ndarray) -> np.ndarray:
-        """K[rows[pos]][:, rows[pos]] in float64."""
+    def column(self, pos: int) -> np.ndarray:
+        """K(X', rows[pos]) over every row, in float64."""
+        slot = self._slots(self.rows[pos:pos + 1])[0]
+        if slot < 0:
+            return self.kernel.block(self.rows, self.rows[pos:pos + 1])[:, 0].astype(np.float64)
+        return self.values[:, slot].astype(np.float64)
+
+    def square(self, pos: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """K[rows[pos]][:, rows[pos]] in float64, into ``out``."""
         cols = self.rows[pos]
         slots = self._slots(cols)
         if (slots < 0).any():
-            return self.kernel.block(cols, cols).astype(np.float64)
-        out = np.empty((pos.size, pos.size))
-        chunk = max(1, SLAB_BYTES // (4 * self.rows.size))
+            out[:] = self.kernel.block(cols, cols)
+            return out
+        chunk = max(1, SLAB_BYTES // (4 * max(1, pos.size)))
         for start in range(0, pos.size, chunk):
-            out[start:start + chunk] = self.store[slots[start:start + chunk]][:, pos]
+            out[start:start + chunk] = self.values[pos[start:start + chunk]][:, slots]
         return out
 
 
-def solve_bordered(columns: KernelColumns, free: np.ndarray, rhs_free: np.ndarray,
-                   rhs_sum: float, guess: np.ndarray) -> tuple[np.ndarray, float]:
-    """Delta beta_M and Delta b per unit eta from the bordered system (module docstring).
+class FactoredSystem:
+    """The bordered system over M through a Cholesky factor of K_MM kept across the events.
 
-    ``guess`` = [-Delta b; Delta beta_M] expected from the previous step, MINRES's start.
+    ``members`` are M's positions in X', in the factor's order; ``held`` the free positions whose
+    columns lie in the span of M's, left out of the factor.
     """
-    m = free.size
-    rhs = np.concatenate(([rhs_sum], rhs_free))
-    if m <= DIRECT_MAX_FREE:
-        B = np.zeros((m + 1, m + 1))
-        B[0, 1:] = 1.0
-        B[1:, 0] = 1.0
-        B[1:, 1:] = columns.square(free)
-        with blas_threads(B.size * m):
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
-                    z = scipy.linalg.solve(B, rhs, assume_a="sym", check_finite=False)
-            except (scipy.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
-                z = scipy.linalg.lstsq(B, rhs, check_finite=False)[0]
-        return z[1:], -float(z[0])
-    if m <= DENSE_MAX_FREE:
-        K_free = columns.square(free)
 
-        def apply_K(v):
-            return K_free @ v
-    else:
-        cols = columns.rows[free]
+    def __init__(self, columns: KernelColumns, free: np.ndarray):
+        self.columns = columns
+        capacity = free.size + MAX_STEPS
+        self.L = np.empty((capacity, capacity))
+        # K_MM is factored in the factor's own buffer, which then takes its rows in place.
+        square = self.L.reshape(-1)[:free.size**2].reshape(free.size, free.size)
+        taken = pivoted_factor(columns.square(free, square), self.L, DEPENDENT)
+        self.members = free[taken]
+        self.held = np.setdiff1d(free, self.members)
 
-        def apply_K(v):
-            return columns.matvec(cols, v, row_pos=free)
+    def solve(self, rhs_free: np.ndarray, rhs_sum: float) -> tuple[np.ndarray, float]:
+        """(Delta beta_M per unit eta, aligned with ``members``; Delta b) for the right-hand side
+        [rhs_sum; rhs_free] of the bordered system."""
+        m = self.members.size
+        if m == 0:
+            return np.zeros(0), 0.0
+        u, w = np.empty(m), np.empty(m)
+        solve_pair(self.L, m, rhs_free, np.ones(m), u, w)
+        db = (rhs_sum - u.sum()) / w.sum()
+        return u + db * w, db
 
-    def apply(v):
-        v = np.ravel(v)
-        return np.concatenate(([v[1:].sum()], v[0] + apply_K(v[1:])))
+    def moved(self, eta: float) -> None:
+        """The path moved by eta: nothing to follow, the factor depends on M alone."""
 
-    op = LinearOperator((m + 1, m + 1), matvec=apply, dtype=np.float64)
-    z, _ = minres(op, rhs, x0=guess, rtol=MINRES_RTOL, maxiter=MINRES_MAXITER)
-    return z[1:], -float(z[0])
+    def join(self, pos: int) -> bool:
+        """Put position ``pos`` into M; False where its column lies in the span of M's."""
+        column = self.columns.column(pos)
+        if not grow(self.L, self.members.size, column[self.members], column[pos], DEPENDENT):
+            return False
+        self.members = np.append(self.members, pos)
+        return True
+
+    def leave(self, pos: int) -> None:
+        """Take position ``pos`` out of M."""
+        p = int(np.flatnonzero(self.members == pos)[0])
+        shrink(self.L, self.members.size, p)
+        self.members = np.delete(self.members, p)
+
+
+class IterativeSystem:
+    """The bordered system over M by MINRES over kernel columns, for a free set whose factor
+    would not fit FACTOR_BYTES. ``members`` are M's positions in X', ascending."""
+
+    def __init__(self, columns: KernelColumns, free: np.ndarray):
+        self.columns = columns
+        self.members = free
+        self.held = free[:0]
+        # The last direction per unit eta (0 outside M) and its Delta b: MINRES's next start.
+        self.direction = np.zeros(columns.rows.size)
+        self.db = 0.0
+
+    def solve(self, rhs_free: np.ndarray, rhs_sum: float) -> tuple[np.ndarray, float]:
+        """As ``FactoredSystem.solve``, ``members`` ascending."""
+        free, m = self.members, self.members.size
+        cols = self.columns.rows[free]
+
+        def apply(v):
+            v = np.ravel(v)
+            return np.concatenate(([v[1:].sum()], v[0] + self.columns.matvec(cols, v[1:], row_pos=free)))
+
+        op = LinearOperator((m + 1, m + 1), matvec=apply, dtype=np.float64)
+        guess = np.concatenate(([-self.db], self.direction[free]))
+        z, _ = minres(op, np.concatenate(([rhs_sum], rhs_free)), x0=guess, rtol=MINRES_RTOL,
+                      maxiter=MINRES_MAXITER)
+        self.direction[:] = 0.0
+        self.direction[free] = z[1:]
+        self.db = -float(z[0])
+        return z[1:], self.db
+
+    def moved(self, eta: float) -> None:
+        """The path moved by eta, which scales every pushed coefficient, and so the next
+        direction but for the set change, by 1 - eta."""
+        self.direction *= 1.0 - eta
+        self.db *= 1.0 - eta
+
+    def join(self, pos: int) -> bool:
+        """Put position ``pos`` into M (MINRES takes any column)."""
+        self.members = np.sort(np.append(self.members, pos))
+        return True
+
+    def leave(self, pos: int) -> None:
+        """Take position ``pos`` out of M."""
+        self.members = self.members[self.members != pos]
+        self.direction[pos] = 0.0
+
+
+def free_set_system(columns: KernelColumns, free: np.ndarray):
+    """The bordered system over the free positions ``free``: factored where it fits FACTOR_BYTES."""
+    if 8 * (free.size + MAX_STEPS) ** 2 <= FACTOR_BYTES:
+        return FactoredSystem(columns, free)
+    return IterativeSystem(columns, free)
 
 
 @dataclass
 class _Path:
     """The path's state over X' = ``rows``: alpha, each index's status, f = y G and b, the alphas
-    of R still to remove (as beta = y alpha), the last step's direction per unit eta (0 outside M)
-    and its Delta b, and the index that changed set last (-1: none)."""
+    of R still to remove (as beta = y alpha), the index that changed set last (-1: none) and the
+    events so far, (eta, position) each (position -1: R emptied)."""
 
     rows: np.ndarray
     y: np.ndarray
@@ -189,9 +257,8 @@ class _Path:
     b: float
     removed: np.ndarray
     beta_removed: np.ndarray
-    direction: np.ndarray
-    db: float = 0.0
     last: int = -1
+    events: list = field(default_factory=list)
 
 
 def next_event(path: _Path, g, dg, free, dbeta_free, adding) -> tuple[float, int]:
@@ -254,12 +321,22 @@ def seed_ato(ctx: SeedContext) -> np.ndarray:
         Where the path starts: the previous round's optimum, and S, R and T.
     """
     lay = layout(ctx)
-    path = _start(ctx, lay)
-    columns = KernelColumns(ctx.kernel, path.rows, path.rows.size + path.removed.size, COLUMN_CACHE_BYTES)
-    for _ in range(MAX_STEPS):
-        if path.removed.size == 0 or not _step(path, columns):
-            break
+    path = follow_path(ctx, lay)
     return adjust_added(path.alpha, path.y, path.C, lay.shared_next, lay.added_next)
+
+
+def follow_path(ctx: SeedContext, lay) -> _Path:
+    """The path from the previous optimum to its last event, before AdjustAlpha."""
+    path = _start(ctx, lay)
+    if path.removed.size == 0:
+        return path
+    columns = KernelColumns(ctx.kernel, path.rows, path.rows.size + path.removed.size, COLUMN_CACHE_BYTES)
+    system = free_set_system(columns, np.flatnonzero(path.status == FREE))
+    path.status[system.held] = HELD
+    for _ in range(MAX_STEPS):
+        if path.removed.size == 0 or not _step(path, columns, system):
+            break
+    return path
 
 
 def _start(ctx: SeedContext, lay) -> _Path:
@@ -284,34 +361,33 @@ def _start(ctx: SeedContext, lay) -> _Path:
     a_s = alpha[shared]
     status[shared[(a_s > 0) & (a_s < C[shared])]] = FREE
     status[added[y[added] * (f[added] - b) < 0]] = ADDING
-    return _Path(rows, y, C, alpha, status, f, b, ctx.removed[moving], beta_removed[moving],
-                 np.zeros(rows.size))
+    return _Path(rows, y, C, alpha, status, f, b, ctx.removed[moving], beta_removed[moving])
 
 
-def _step(path: _Path, columns: KernelColumns) -> bool:
+def _step(path: _Path, columns: KernelColumns, system) -> bool:
     """Move along the path to its next event; False when R was emptied (eta = 1)."""
     alpha, y, C, status, rows = path.alpha, path.y, path.C, path.status, path.rows
-    free = np.flatnonzero(status == FREE)
+    free = system.members
     adding = np.flatnonzero(status == ADDING)
     push_cols = np.concatenate((rows[adding], path.removed))
     push_coef = np.concatenate((y[adding] * (C[adding] - alpha[adding]), -path.beta_removed))
     push = columns.matvec(push_cols, push_coef)
-    # Moving along the path scales every pushed coefficient by (1 - eta), so the last
-    # direction, scaled alike, is a close start for MINRES; only the set change differs.
-    guess = np.concatenate(([-path.db], path.direction[free]))
-    dbeta_free, path.db = solve_bordered(columns, free, -push[free], -float(push_coef.sum()), guess)
-    path.direction[:] = 0.0
-    path.direction[free] = dbeta_free
-    df = push + columns.matvec(rows[free], dbeta_free)
-    eta, who = next_event(path, path.f - path.b, df - path.db, free, dbeta_free, adding)
+    dbeta_free, db = system.solve(-push[free], -float(push_coef.sum()))
+    # f - b stays put on M by construction, so only the other rows' f is summed (half the
+    # work where most SVs are free)
+    df = push.copy()
+    df[free] = db
+    others = np.flatnonzero(status != FREE)
+    df[others] += columns.matvec(rows[free], dbeta_free, row_pos=others)
+    eta, who = next_event(path, path.f - path.b, df - db, free, dbeta_free, adding)
+    path.events.append((eta, who))
 
     alpha[free] = np.clip(alpha[free] + eta * y[free] * dbeta_free, 0.0, C[free])
     alpha[adding] += eta * (C[adding] - alpha[adding])
     path.beta_removed = (1.0 - eta) * path.beta_removed
     path.f += eta * df
-    path.b += eta * path.db
-    path.direction *= 1.0 - eta
-    path.db *= 1.0 - eta
+    path.b += eta * db
+    system.moved(eta)
     if who < 0:
         alpha[adding] = C[adding]
         status[adding] = BOUND
@@ -320,7 +396,8 @@ def _step(path: _Path, columns: KernelColumns) -> bool:
     if status[who] == FREE:
         alpha[who] = 0.0 if alpha[who] < 0.5 * C[who] else C[who]
         status[who] = BOUND
+        system.leave(who)
     else:
-        status[who] = FREE
+        status[who] = FREE if system.join(who) else HELD
     path.last = who
     return True

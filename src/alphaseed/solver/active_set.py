@@ -33,13 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
-from scipy.linalg.lapack import dpstrf
 
 from ..kernel import ExactKernel, blas_threads
+from .cholesky import DEPENDENT, grow, pivoted_factor, shrink, solve_pair, unit_solve
 
-# A column enters F only if its Schur complement against F's keeps this share of its diagonal:
-# below it the column lies in F's span to rounding (a duplicate), and the inverse would blow up.
-DEPENDENT = 1e-12
 # Violators entering F at each face optimum: one at a time would bring the whole gradient up to
 # date once per index; all at once would let Newton steps pull many of them straight back out.
 ENTERING = 64
@@ -90,61 +87,6 @@ class Finish:
     why: str = ""
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _row_dot(L, i, z):
-    """L[i, :i] . z[:i] in four running sums: one sum would wait on its last addition at every
-    term, and a fixed split gives the same result on every machine (no fastmath)."""
-    s0 = s1 = s2 = s3 = 0.0
-    j = 0
-    while j + 4 <= i:
-        s0 += L[i, j] * z[j]
-        s1 += L[i, j + 1] * z[j + 1]
-        s2 += L[i, j + 2] * z[j + 2]
-        s3 += L[i, j + 3] * z[j + 3]
-        j += 4
-    while j < i:
-        s0 += L[i, j] * z[j]
-        j += 1
-    return (s0 + s1) + (s2 + s3)
-
-
-@njit(cache=True, nogil=True)
-def _solve2(L, m, b1, b2, z1, z2):
-    """z1 = Q_FF^-1 b1 and z2 = Q_FF^-1 b2 through Q_FF's Cholesky factor L (lower, Q_FF = L L'),
-    each row of L brought from memory once for both."""
-    for i in range(m):
-        # the row, just read for z1, is still in the processor's nearest cache for z2
-        z1[i] = (b1[i] - _row_dot(L, i, z1)) / L[i, i]
-        z2[i] = (b2[i] - _row_dot(L, i, z2)) / L[i, i]
-    # L' z = w, a row of L at a time: each solved value is taken out of the rest
-    for j in range(m - 1, -1, -1):
-        z1[j] /= L[j, j]
-        z2[j] /= L[j, j]
-        x1 = z1[j]
-        x2 = z2[j]
-        for i in range(j):
-            z1[i] -= L[j, i] * x1
-            z2[i] -= L[j, i] * x2
-
-
-@njit(cache=True, nogil=True)
-def _unit_solve(L, m, p, h):
-    """h = Q_FF^-1 e_p: L^-1 e_p is zero above p, so the forward pass starts there."""
-    for i in range(p):
-        h[i] = 0.0
-    h[p] = 1.0 / L[p, p]
-    for i in range(p + 1, m):
-        s = 0.0
-        for j in range(p, i):
-            s += L[i, j] * h[j]
-        h[i] = -s / L[i, i]
-    for j in range(m - 1, -1, -1):
-        h[j] /= L[j, j]
-        x = h[j]
-        for i in range(j):
-            h[i] -= L[j, i] * x
-
-
 @njit(cache=True, nogil=True)
 def _without(z, h, m, p):
     """Q'^-1 b' from z = Q^-1 b, where Q' and b' lose position p and h = Q^-1 e_p (the block
@@ -160,17 +102,8 @@ def _without(z, h, m, p):
 def _enter(L, rowQ, where, slots, yF, gF, pend, m, k, q, y_k, G_k, tol):
     """Put index k (its column of Q, ``q``) into F as position m: one row more of the Cholesky
     factor L of Q_FF. Returns False, changing nothing, where the column lies in F's span."""
-    r = np.empty(m)
-    for i in range(m):
-        r[i] = (q[slots[i]] - _row_dot(L, i, r)) / L[i, i]
-    schur = q[k]
-    for i in range(m):
-        schur -= r[i] * r[i]
-    if schur <= tol * q[k]:
+    if not grow(L, m, q[slots[:m]], q[k], tol):
         return False
-    for j in range(m):
-        L[m, j] = r[j]
-    L[m, m] = np.sqrt(schur)
     # the columns of Q sit in rowQ's rows in any order: F's m positions use rows 0..m-1
     where[m] = m
     rowQ[m, :] = q
@@ -181,64 +114,11 @@ def _enter(L, rowQ, where, slots, yF, gF, pend, m, k, q, y_k, G_k, tol):
     return True
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _rotate(L, r, c0, c1, p, cos, sin, xi):
-    """Row r of the rows below p (moved up one: it reads row r + 1) through rotations c0..c1 - 1;
-    returns what is left of its share of the column that left."""
-    for c in range(c0, c1):
-        v = (L[r + 1, p + c + 1] + sin[c] * xi) / cos[c]
-        xi = cos[c] * xi - sin[c] * v
-        L[r, p + c] = v
-    return xi
-
-
 @njit(cache=True, nogil=True)
 def _leave(L, rowQ, where, slots, yF, gF, pend, m, p):
-    """Take position p out of F (m positions): its row and column out of L, and the rows below
-    it, each moved up one, brought back to a Cholesky factor by the Givens rotations of the
-    rank-one update with the column that left. Row by row, each row read whole; four rows at a
-    time through the rotations already known, since each rotation waits on the last."""
-    n = m - 1 - p
-    x = L[p + 1:m, p].copy()
-    cos = np.empty(n)
-    sin = np.empty(n)
-    for r in range(p, m - 1):
-        for j in range(p):
-            L[r, j] = L[r + 1, j]
-    i0 = 0
-    while i0 < n:
-        rows = min(4, n - i0)
-        if rows == 4:
-            r = p + i0
-            x0, x1, x2, x3 = x[i0], x[i0 + 1], x[i0 + 2], x[i0 + 3]
-            for c in range(i0):
-                s, k = sin[c], cos[c]
-                v0 = (L[r + 1, p + c + 1] + s * x0) / k
-                v1 = (L[r + 2, p + c + 1] + s * x1) / k
-                v2 = (L[r + 3, p + c + 1] + s * x2) / k
-                v3 = (L[r + 4, p + c + 1] + s * x3) / k
-                x0 = k * x0 - s * v0
-                x1 = k * x1 - s * v1
-                x2 = k * x2 - s * v2
-                x3 = k * x3 - s * v3
-                L[r, p + c] = v0
-                L[r + 1, p + c] = v1
-                L[r + 2, p + c] = v2
-                L[r + 3, p + c] = v3
-            x[i0], x[i0 + 1], x[i0 + 2], x[i0 + 3] = x0, x1, x2, x3
-            known = i0
-        else:
-            known = 0
-        # the rotations of this group's own rows, one after the other
-        for i in range(i0, i0 + rows):
-            r = p + i
-            xi = _rotate(L, r, known, i, p, cos, sin, x[i])
-            diag = L[r + 1, r + 1]
-            root = np.sqrt(diag * diag + xi * xi)
-            cos[i] = root / diag
-            sin[i] = xi / diag
-            L[r, r] = root
-        i0 += rows
+    """Take position p out of F (m positions): its row and column out of L, and its column of Q
+    and its entries out of the bookkeeping."""
+    shrink(L, m, p)
     # rowQ's last used row moves into the row p used
     freed = where[p]
     for i in range(m):
@@ -327,7 +207,7 @@ def _to_face_optimum(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, m
             # u = -Q_FF^-1 G_F and w = Q_FF^-1 y_F afresh; between, each step updates them
             for i in range(m):
                 D[i] = -gF[i]
-            _solve2(L, m, D, yF, u, w)
+            solve_pair(L, m, D, yF, u, w)
             fresh = FRESH_SOLVES
         fresh -= 1
         steps += 1
@@ -341,7 +221,7 @@ def _to_face_optimum(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, m
             u[i] = (1.0 - t) * u[i] + t * lam * w[i]
         if p < 0:
             return m, steps, True
-        _unit_solve(L, m, p, h)
+        unit_solve(L, m, p, h)
         _without(u, h, m, p)
         _without(w, h, m, p)
         _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G)
@@ -364,7 +244,7 @@ def _slide(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, k, q, y_k, 
         b[i] = -direction * q[slots[i]]
     u = np.empty(m)
     w = np.empty(m)
-    _solve2(L, m, b, yF, u, w)
+    solve_pair(L, m, b, yF, u, w)
     D = np.empty(m)
     mu = _combine(u, w, yF, D, m, direction * y_k)
     t, p = _first_bound(D, m, alpha, bounds, slots, bounds[k] - alpha[k] if direction > 0 else alpha[k])
@@ -535,10 +415,8 @@ def _start(kernel: ExactKernel, y, free, G, L, rowQ, where, slots, yF, gF, in_fr
     if free.size == 0:
         return 0
     columns = y[:, None] * y[free][None, :] * kernel.block(free)
-    with blas_threads(free.size**3 / 3):
-        factor, pivots, rank, _ = dpstrf(np.asfortranarray(columns[free]), lower=1, tol=DEPENDENT)
-    keep = pivots[:rank] - 1
-    L[:rank, :rank] = np.tril(factor[:rank, :rank])
+    keep = pivoted_factor(np.ascontiguousarray(columns[free]), L, DEPENDENT)
+    rank = keep.size
     rowQ[:rank] = columns[:, keep].T
     where[:rank] = np.arange(rank)
     slots[:rank] = free[keep]

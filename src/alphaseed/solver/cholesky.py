@@ -1,0 +1,193 @@
+"""A Cholesky factor that gains or loses one row and column at a time.
+
+Active-set and path methods (the active-set finish, ATO's path) solve a system over a free set
+that changes by one index per event. Factoring it afresh at each event costs O(m^3); these
+updates cost O(m^2): a new index appends one row (a forward solve and its Schur complement), a
+leaving one is cut out and the rows below it are brought back to triangular form by Givens
+rotations (the rank-one update with the column that left).
+
+The factor L (lower, Q = L L') lives in the leading m x m block of a larger row-major array, so
+that its rows are contiguous and it can grow without moving. A column whose Schur complement
+keeps less than ``DEPENDENT`` of its diagonal lies in the span of the others to rounding (a
+duplicate instance): it is refused, since the factor would then hold a pivot made of rounding
+noise and the solves would blow it up.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from scipy.linalg.lapack import dpstrf
+
+from ..kernel import blas_threads
+
+DEPENDENT = 1e-12
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_dot(L, i, z):
+    """L[i, :i] . z[:i] in four running sums: one sum would wait on its last addition at every
+    term, and a fixed split gives the same result on every machine (no fastmath)."""
+    s0 = s1 = s2 = s3 = 0.0
+    j = 0
+    while j + 4 <= i:
+        s0 += L[i, j] * z[j]
+        s1 += L[i, j + 1] * z[j + 1]
+        s2 += L[i, j + 2] * z[j + 2]
+        s3 += L[i, j + 3] * z[j + 3]
+        j += 4
+    while j < i:
+        s0 += L[i, j] * z[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+@njit(cache=True, nogil=True)
+def solve_pair(L, m, b1, b2, z1, z2):
+    """z1 = Q^-1 b1 and z2 = Q^-1 b2 through Q's factor L (m rows), each row of L brought from
+    memory once for both."""
+    for i in range(m):
+        # the row, just read for z1, is still in the processor's nearest cache for z2
+        z1[i] = (b1[i] - row_dot(L, i, z1)) / L[i, i]
+        z2[i] = (b2[i] - row_dot(L, i, z2)) / L[i, i]
+    # L' z = w, a row of L at a time: each solved value is taken out of the rest
+    for j in range(m - 1, -1, -1):
+        z1[j] /= L[j, j]
+        z2[j] /= L[j, j]
+        x1 = z1[j]
+        x2 = z2[j]
+        for i in range(j):
+            z1[i] -= L[j, i] * x1
+            z2[i] -= L[j, i] * x2
+
+
+@njit(cache=True, nogil=True)
+def unit_solve(L, m, p, h):
+    """h = Q^-1 e_p: L^-1 e_p is zero above p, so the forward pass starts there."""
+    for i in range(p):
+        h[i] = 0.0
+    h[p] = 1.0 / L[p, p]
+    for i in range(p + 1, m):
+        s = 0.0
+        for j in range(p, i):
+            s += L[i, j] * h[j]
+        h[i] = -s / L[i, i]
+    for j in range(m - 1, -1, -1):
+        h[j] /= L[j, j]
+        x = h[j]
+        for i in range(j):
+            h[i] -= L[j, i] * x
+
+
+@njit(cache=True, nogil=True)
+def grow(L, m, column, diagonal, tol):
+    """Append row m to the factor of the m x m Q: ``column`` holds the new index's entries of Q
+    against the m others, in the factor's order, and ``diagonal`` its own. Returns False,
+    changing nothing, where the column lies in the others' span (Schur complement at most
+    ``tol`` times the diagonal)."""
+    r = np.empty(m)
+    for i in range(m):
+        r[i] = (column[i] - row_dot(L, i, r)) / L[i, i]
+    schur = diagonal
+    for i in range(m):
+        schur -= r[i] * r[i]
+    if schur <= tol * diagonal:
+        return False
+    for j in range(m):
+        L[m, j] = r[j]
+    L[m, m] = np.sqrt(schur)
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rotate(L, r, c0, c1, p, cos, sin, xi):
+    """Row r of the rows below p (moved up one: it reads row r + 1) through rotations c0..c1 - 1;
+    returns what is left of its share of the column that left."""
+    for c in range(c0, c1):
+        v = (L[r + 1, p + c + 1] + sin[c] * xi) / cos[c]
+        xi = cos[c] * xi - sin[c] * v
+        L[r, p + c] = v
+    return xi
+
+
+@njit(cache=True, nogil=True)
+def shrink(L, m, p):
+    """Cut row and column p out of the factor (m rows): the rows below p, each moved up one, are
+    brought back to a Cholesky factor by the Givens rotations of the rank-one update with the
+    column that left. Row by row, each row read whole; four rows at a time through the rotations
+    already known, since each rotation waits on the last."""
+    n = m - 1 - p
+    x = L[p + 1:m, p].copy()
+    cos = np.empty(n)
+    sin = np.empty(n)
+    for r in range(p, m - 1):
+        for j in range(p):
+            L[r, j] = L[r + 1, j]
+    i0 = 0
+    while i0 < n:
+        rows = min(4, n - i0)
+        if rows == 4:
+            r = p + i0
+            x0, x1, x2, x3 = x[i0], x[i0 + 1], x[i0 + 2], x[i0 + 3]
+            for c in range(i0):
+                s, k = sin[c], cos[c]
+                v0 = (L[r + 1, p + c + 1] + s * x0) / k
+                v1 = (L[r + 2, p + c + 1] + s * x1) / k
+                v2 = (L[r + 3, p + c + 1] + s * x2) / k
+                v3 = (L[r + 4, p + c + 1] + s * x3) / k
+                x0 = k * x0 - s * v0
+                x1 = k * x1 - s * v1
+                x2 = k * x2 - s * v2
+                x3 = k * x3 - s * v3
+                L[r, p + c] = v0
+                L[r + 1, p + c] = v1
+                L[r + 2, p + c] = v2
+                L[r + 3, p + c] = v3
+            x[i0], x[i0 + 1], x[i0 + 2], x[i0 + 3] = x0, x1, x2, x3
+            known = i0
+        else:
+            known = 0
+        # the rotations of this group's own rows, one after the other
+        for i in range(i0, i0 + rows):
+            r = p + i
+            xi = _rotate(L, r, known, i, p, cos, sin, x[i])
+            diag = L[r + 1, r + 1]
+            root = np.sqrt(diag * diag + xi * xi)
+            cos[i] = root / diag
+            sin[i] = xi / diag
+            L[r, r] = root
+        i0 += rows
+
+
+def pivoted_factor(Q: np.ndarray, L: np.ndarray, tol: float = DEPENDENT) -> np.ndarray:
+    """Factor the symmetric positive semi-definite ``Q`` with pivoting (LAPACK's dpstrf) into L's
+    leading block, stopping where the pivots left are at most ``tol`` (Q's diagonal is 1 for the
+    Gaussian kernel, so that is relative): the columns beyond lie in the span of those taken.
+
+    Parameters
+    ----------
+    Q : ndarray
+        The m x m matrix, C-contiguous float64; overwritten. It may be L's own buffer (its first
+        m * m values), so that the factor needs no second m x m array.
+    L : ndarray
+        Receives the factor of Q restricted to the columns taken, in their pivot order.
+
+    Returns
+    -------
+    ndarray
+        The positions in Q of the columns taken, in the factor's order.
+    """
+    m = Q.shape[0]
+    if m == 0:
+        return np.zeros(0, dtype=np.int64)
+    # Q is symmetric, so its transpose is the same matrix in Fortran order: factored in place as
+    # the upper U (Q = U'U), it leaves L = U' in the lower triangle of Q's own rows.
+    with blas_threads(m**3 / 3):
+        factor, pivots, rank, _ = dpstrf(Q.T, lower=0, tol=tol, overwrite_a=1)
+    rows = factor.T
+    # Last row first: a row's place in L lies at or after its place in Q's rows, so in the
+    # shared buffer it only covers rows already moved (NumPy copies within a row with overlap
+    # handled).
+    for i in range(rank - 1, -1, -1):
+        L[i, :i + 1] = rows[i, :i + 1]
+    return (pivots[:rank] - 1).astype(np.int64)
