@@ -32,7 +32,7 @@ from common import ROOT, load_case, write_csv
 PARTS = [
     ("kernel_values_s", "values.py", "fill_block", False),
     ("store_writes_s", "ato.py", "_slots", False),
-    ("gather_K_MM_s", "ato.py", "square", False),
+    ("gather_K_MM_s", "ato.py", "_gather", False),
     ("factor_K_MM_s", "cholesky.py", "pivoted_factor", True),
     ("products_s", "products.py", "gathered_times", False),
     ("solves_s", "cholesky.py", "solve_pair", False),

@@ -12,6 +12,7 @@ missing rows come from), ``matrix`` (``KernelMatrix`` and the memory budget).
 """
 
 from .blas import blas_dots, blas_threads
+from .gram import mapped_array
 from .matrix import (
     KERNEL_MODES,
     LIBSVM_CACHE_MB,
@@ -55,7 +56,7 @@ from .threads import concurrent_launches_are_safe, numba_threads, resolve_n_jobs
 from .values import CompactRows, blas_dots_are_exact, dense_features, squared_norms, takes_bit_sets
 
 # The public API; the row cache and row source names above are the solver's interface to the
-# kernel, imported from here by the solver but not part of the API.
+# kernel, and mapped_array the seeders' large buffers, imported from here but not part of the API.
 __all__ = [
     "KERNEL_MODES", "KernelMatrix", "default_memory_budget", "dots_fit_beside_gram", "gram_bytes",
     "memory_mb", "prefaulted_gram", "resolve_mode", "shared_dots", "blas_dots", "blas_threads",

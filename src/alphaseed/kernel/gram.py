@@ -185,16 +185,22 @@ def _zero_rows(K):
         K[i, :] = 0.0
 
 
-def new_gram(n: int) -> np.ndarray:
-    """An uninitialised n x n float32 array in pages the operating system maps as it prefers.
+def mapped_array(shape: tuple, dtype=np.float32) -> np.ndarray:
+    """An uninitialised array in pages the operating system maps as it prefers.
 
     NumPy asks Linux for huge pages on every large array (madvise). On a virtual machine,
     faulting huge pages in takes a time that varies widely from one process to the next, often
     far longer than 4 KB pages, and reading random rows costs the same in either.
     """
-    if n == 0:
-        return np.empty((0, 0), dtype=np.float32)
-    return np.frombuffer(mmap.mmap(-1, 4 * n * n), dtype=np.float32).reshape(n, n)
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if size == 0:
+        return np.empty(shape, dtype=dtype)
+    return np.frombuffer(mmap.mmap(-1, size), dtype=dtype).reshape(shape)
+
+
+def new_gram(n: int) -> np.ndarray:
+    """An uninitialised n x n float32 array (``mapped_array``)."""
+    return mapped_array((n, n))
 
 
 def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | None = None,

@@ -42,11 +42,12 @@ The border is eliminated through K_MM^-1 1: with u = K_MM^-1 r and w = K_MM^-1 1
 lies in the span of M's (a duplicate instance; the start's pivoting or the Schur complement
 of a join finds it) cannot enter the factor: it is held where it is (status HELD), its f
 following b as its twin's does. Where the factor would not fit FACTOR_BYTES (4 GiB, a free
-set of about 23,000: raw MNIST with the paper's gamma makes nearly every instance a free SV),
-MINRES solves the bordered system over kernel columns instead, started from the previous
+set of about 23,000: Webdata's 31,600, and raw MNIST with the paper's gamma, where nearly every
+instance is a free SV), MINRES solves the bordered system over kernel columns instead, started from the previous
 step's direction scaled by (1 - eta) (the path scales every pushed coefficient by that
 factor, so only the one set change is new). Columns K(X', j) are cached in a float32 store of
-at most COLUMN_CACHE_BYTES (3 GiB); columns that do not fit are recomputed in slabs of at most
+at most COLUMN_CACHE_BYTES (8 GiB: every column Webdata's path reads, where MINRES reads them
+all at each of its iterations); columns that do not fit are recomputed in slabs of at most
 256 MiB whenever they are needed, so memory stays bounded at the price of time.
 """
 
@@ -55,16 +56,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit, prange
 from scipy.sparse.linalg import LinearOperator, minres
 
-from ..kernel import blas_threads, gathered_times
+from ..kernel import blas_threads, gathered_times, mapped_array
 from ..solver import DEPENDENT, grow, pivoted_factor, shrink, solve_pair
 from .adjust import adjust_added
 from .context import SeedContext, carry_shared, kernel_matvec, layout
 
 MAX_STEPS = 100
 FACTOR_BYTES = 4 << 30
-COLUMN_CACHE_BYTES = 3 << 30
+COLUMN_CACHE_BYTES = 8 << 30
 SLAB_BYTES = 256 << 20
 MINRES_RTOL = 1e-10
 MINRES_MAXITER = 1000
@@ -87,7 +89,7 @@ class KernelColumns:
         self.kernel = kernel
         self.rows = rows
         self.capacity = int(min(max_columns, budget_bytes // (4 * max(1, rows.size))))
-        self.values = np.empty((rows.size, self.capacity), dtype=np.float32)
+        self.values = mapped_array((rows.size, self.capacity))
         self.slot_of = np.full(kernel.n, -1, dtype=np.int64)   # by global index; -1: not stored
         self.used = 0
 
@@ -136,10 +138,17 @@ class KernelColumns:
         if (slots < 0).any():
             out[:] = self.kernel.block(cols, cols)
             return out
-        chunk = max(1, SLAB_BYTES // (4 * max(1, pos.size)))
-        for start in range(0, pos.size, chunk):
-            out[start:start + chunk] = self.values[pos[start:start + chunk]][:, slots]
+        _gather(self.values, pos, slots, out)
         return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _gather(values, rows, cols, out):
+    """out[a, b] = values[rows[a], cols[b]] in float64."""
+    for a in prange(rows.shape[0]):
+        row = values[rows[a]]
+        for b in range(cols.shape[0]):
+            out[a, b] = row[cols[b]]
 
 
 class FactoredSystem:
@@ -152,7 +161,7 @@ class FactoredSystem:
     def __init__(self, columns: KernelColumns, free: np.ndarray):
         self.columns = columns
         capacity = free.size + MAX_STEPS
-        self.L = np.empty((capacity, capacity))
+        self.L = mapped_array((capacity, capacity), np.float64)
         # K_MM is factored in the factor's own buffer, which then takes its rows in place.
         square = self.L.reshape(-1)[:free.size**2].reshape(free.size, free.size)
         taken = pivoted_factor(columns.square(free, square), self.L, DEPENDENT)
