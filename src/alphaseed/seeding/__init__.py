@@ -8,7 +8,7 @@ AVG and TOP do at leave-one-out; FROM_FULL_MODEL names the seeders that need tha
 """
 
 from .adjust import adjust_alpha, water_fill
-from .ato import seed_ato
+from .ato import ato_memory_bytes, seed_ato
 from .avg import seed_avg
 from .context import SeedContext, seed_context
 from .full import seed_full
@@ -22,5 +22,5 @@ LOO_ONLY = frozenset({"avg", "top"})
 FROM_FULL_MODEL = LOO_ONLY | {"full"}
 
 __all__ = ["SEEDERS", "LOO_ONLY", "FROM_FULL_MODEL", "SeedContext", "seed_context", "adjust_alpha",
-           "water_fill",
+           "water_fill", "ato_memory_bytes",
            "seed_ato", "seed_avg", "seed_full", "seed_mir", "seed_sir", "seed_top"]

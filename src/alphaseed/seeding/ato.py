@@ -76,6 +76,18 @@ ZERO_STEP = 1e-12
 FREE, BOUND, ADDING, HELD = 0, 1, 2, 3
 
 
+def ato_memory_bytes(n: int) -> int:
+    """The most ATO's path takes over a training set of n instances: its column store and the
+    factor of its free set.
+
+    Parameters
+    ----------
+    n : int
+        The training set's size.
+    """
+    return min(COLUMN_CACHE_BYTES, 4 * n * n) + min(FACTOR_BYTES, 8 * (n + MAX_STEPS) ** 2)
+
+
 class KernelColumns:
     """Columns K(X', j) over the rows X' = ``rows``, cached up to a byte budget.
 
