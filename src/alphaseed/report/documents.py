@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..cv import PAPER_KERNEL_MODE
 from ..pipeline.provenance import SHARED_MACHINE_CORES
 from . import formats, tables
 
@@ -157,6 +158,65 @@ def _wall_times(runs: pd.DataFrame) -> list[str]:
     ]
 
 
+def findings(table1: pd.DataFrame) -> list[str]:
+    """The README's first section: what Table 1 shows a reader first, each line with its figures and
+    where to look.
+
+    Parameters
+    ----------
+    table1 : DataFrame
+        Table 1's comparison frame (``tables.comparison``).
+
+    Returns
+    -------
+    list of str
+        Markdown bullets: LibSVM's iterations against the paper's, what seeding itself buys in one
+        engine (cold/method), seeding and engine together against LibSVM beside the paper's ratio, and
+        the paper's rows not run here.
+    """
+    mode = table1["kernel_mode"].fillna(PAPER_KERNEL_MODE)
+    faithful = table1[mode == PAPER_KERNEL_MODE]
+    ran = faithful[faithful["seconds_total"].notna()]
+    datasets = formats.ordered(ran["dataset"], formats.DATASET_ORDER)
+    methods = [m for m in formats.ordered(ran["method"], formats.METHOD_ORDER) if m not in ("libsvm", "cold")]
+
+    def rows(method: str):
+        for dataset in datasets:
+            match = ran[(ran["dataset"] == dataset) & (ran["method"] == method)]
+            if len(match):
+                yield dataset, match.iloc[0]
+
+    def ratio(row, metric: str, source: str = "this run") -> str:
+        return formats.figure_cell(metric, formats.format_ratio)(row, source)
+
+    iterations = [f"{dataset} {formats.format_count(row['iterations'])} against "
+                  f"{formats.format_count(row['paper_iterations'])} "
+                  f"({100 * (row['iterations'] / row['paper_iterations'] - 1):+.1f} %)"
+                  for dataset, row in rows("libsvm")
+                  if pd.notna(row.get("iterations")) and pd.notna(row.get("paper_iterations"))]
+    own = [f"{method.upper()} " + ", ".join(f"{ratio(row, 'speedup_cold')} on {dataset}"
+                                            for dataset, row in rows(method) if pd.notna(row.get("speedup_cold")))
+           for method in methods]
+    against = [f"{method.upper()} " + ", ".join(
+        f"{ratio(row, 'speedup_libsvm')} on {dataset} (paper {ratio(row, 'speedup_libsvm', 'paper')})"
+        for dataset, row in rows(method) if pd.notna(row.get("speedup_libsvm"))) for method in methods]
+    missing = faithful[faithful["seconds_total"].isna() & faithful["paper_seconds_total"].notna()]
+    table = "[Table 1](#table-1-beside-the-papers)"
+    lines = [
+        f"- **LibSVM's iterations against the paper's** (one algorithm, two implementations): "
+        f"{'; '.join(iterations) or 'no LibSVM run with the paper beside it'}. {table}.",
+        f"- **What seeding itself buys**, cold/method with both in the paper's setting (one engine, "
+        f"`{PAPER_KERNEL_MODE}` mode): {'; '.join(o for o in own if ' on ' in o) or 'no seeded run'}. {table}.",
+        f"- **Against LibSVM**, engine and seeding together (libsvm/method; the paper's ratio credits its "
+        f"seeding alone): {'; '.join(a for a in against if ' on ' in a) or 'no seeded run'}. {table}.",
+    ]
+    if len(missing):
+        cells = ", ".join(f"{row['dataset']} {row['method']}" for _, row in missing.iterrows())
+        lines.append(f"- **Not run in the paper's setting**, the paper's figure standing alone: {cells}. Why: "
+                     "[the time budget](../docs/user_guide/reproducing.md#the-time-budget).")
+    return lines
+
+
 def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=()) -> str:
     """The published folder's README, its links relative to the folder.
 
@@ -188,6 +248,10 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=()) -> str
         f"{walls.sum() / 3600:.2f} h of job wall time in {elapsed / 3600:.2f} h elapsed, finished "
         f"{runs['finished_utc'].max()} (UTC). `alphaseed publish` built this from the run summaries in "
         f"[runs/](runs/) alone, each job having written its summary as it finished.",
+        "",
+        "## What we found",
+        "",
+        *findings(table1),
         "",
         "## Table 1, beside the paper's",
         "",
