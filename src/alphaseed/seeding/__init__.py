@@ -21,6 +21,7 @@ SEEDERS = {"ato": seed_ato, "mir": seed_mir, "sir": seed_sir, "avg": seed_avg, "
 LOO_ONLY = frozenset({"avg", "top"})
 FROM_FULL_MODEL = LOO_ONLY | {"full"}
 
+# The public API; ato_memory_bytes is imported from here by the pipeline's memory plan but not part of it.
 __all__ = ["SEEDERS", "LOO_ONLY", "FROM_FULL_MODEL", "SeedContext", "seed_context", "adjust_alpha",
-           "water_fill", "ato_memory_bytes",
+           "water_fill",
            "seed_ato", "seed_avg", "seed_full", "seed_mir", "seed_sir", "seed_top"]
