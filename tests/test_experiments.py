@@ -105,6 +105,13 @@ def test_overlays_are_valid_and_write_under_their_profile(profile):
     assert all(job.dataset in config["datasets"] for job in all_jobs(config))
 
 
+def test_the_ci_profile_plans_only_small_jobs():
+    """Catches a CI profile that inherits a full-size job from config.yaml through an experiment it does
+    not override (table1_ato's full Webdata: 45 minutes on CI's two cores)."""
+    config = load_config(REPO / "config.yaml", overrides=_overlay("ci"))
+    assert max(_planned(config).values()) <= 1.0
+
+
 def test_quick_profile_subsamples():
     config = load_config(REPO / "config.yaml", overrides=_overlay("quick"))
     jobs = {(j.dataset, j.k, j.method): j for j in all_jobs(config)}
