@@ -10,22 +10,26 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from alphaseed import cross_validate
-from alphaseed.cv import RoundRecord, RoundSeconds
+from alphaseed.cv import RoundRecord, RoundSeconds, interval_share
 from alphaseed.cv.cross_validation import _Outcome, _summarise
 from alphaseed.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def summarise(method: str, n_folds: int, seeds: list[float], rests: list[float], full_model: float = 0.0):
-    """``_summarise`` over hand-made rounds with the given seeding and rest seconds."""
+def summarise(method: str, n_folds: int, seeds: list[float], rests: list[float], full_model: float = 0.0,
+              iterations: list[int] | None = None):
+    """``_summarise`` over hand-made rounds with the given seeding and rest seconds (and iterations, 10
+    a round unless given)."""
+    iterations = iterations or [10] * len(seeds)
     rounds = [
-        RoundRecord(round=h, train_size=9, test_size=1, iterations=10, n_sv=3, n_bounded_sv=1, objective=-1.0,
+        RoundRecord(round=h, train_size=9, test_size=1, iterations=its, n_sv=3, n_bounded_sv=1, objective=-1.0,
                     rho=0.0, n_correct=1, iteration_cap_hit=False,
                     seconds=RoundSeconds(seed=seed, train=rest))
-        for h, (seed, rest) in enumerate(zip(seeds, rests), start=1)
+        for h, (seed, rest, its) in enumerate(zip(seeds, rests, iterations), start=1)
     ]
     n = n_folds
     predictions = np.zeros(n, dtype=np.int8)
@@ -73,6 +77,53 @@ def test_every_round_run_is_not_extrapolated():
     result = summarise("sir", 3, seeds=[0.0, 0.25, 0.25], rests=[4.0, 1.0, 1.0])
     assert not result.estimated
     assert result.seconds_init == 0.5 and result.seconds_rest == 6.0
+
+
+@pytest.mark.parametrize("method, expected", [("sir", 160 + 30 * 7), ("cold", 180 + 60 * 7)])
+def test_iterations_are_estimated_as_the_seconds_are(method, expected):
+    """Catches a cut run's iterations left as the rounds run's sum (beside seconds scaled to every round),
+    or scaled over the cold round 1 of a seeder (mean 60, not 30, for the 7 rounds left)."""
+    result = summarise(method, 10, seeds=[0.0, 0.1, 0.1], rests=[1.0, 1.0, 1.0],
+                       iterations=[100, 20, 40] if method == "sir" else [100, 20, 60])
+    assert result.iterations_measured == sum(r.iterations for r in result.rounds)
+    assert result.iterations == expected
+
+
+def test_the_interval_is_students_over_the_alike_rounds():
+    """Catches a normal quantile for Student's (1.96 for 4.30 at two degrees of freedom), the cold round 1
+    counted among a seeder's alike rounds, or the interval set against the rounds' mean, not the total."""
+    rests = [9.0, 1.0, 2.0, 3.0]
+    result = summarise("sir", 20, seeds=[0.0] * 4, rests=rests)
+    low, high = stats.t.interval(0.95, 2, loc=np.mean(rests[1:]), scale=stats.sem(rests[1:]))
+    left = 16
+    assert result.interval == pytest.approx((high - low) / 2 * left / result.seconds)
+    assert summarise("sir", 20, seeds=[0.0] * 2, rests=rests[:2]).interval is None
+    assert summarise("sir", 4, seeds=[0.0] * 4, rests=rests).interval == 0.0
+
+
+def test_a_run_stops_at_the_first_round_whose_interval_is_narrow_enough():
+    """Catches a run that ignores until_interval (runs all 60 rounds), stops before three alike rounds,
+    or stops later than the first round at which the interval is within the share asked for."""
+    rng = np.random.default_rng(1)
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(60, 3)) + y[:, None]
+    result = cross_validate(X, y, 1.0, 0.5, "loo", "sir", max_rounds=60, until_interval=0.3)
+    assert 1 + 3 <= result.rounds_run < 60
+    assert result.interval <= 0.3
+
+    def share(m: int) -> float:
+        return interval_share([r.seconds.total for r in result.rounds[:m]], 60 - m, "sir", result.seconds_kernel)
+
+    assert share(result.rounds_run) == pytest.approx(result.interval)
+    assert all(share(m) > 0.3 for m in range(4, result.rounds_run))
+
+
+@pytest.mark.parametrize("options", [{"until_interval": 0.2}, {"until_interval": 1.5, "max_rounds": 9}])
+def test_until_interval_needs_max_rounds_and_a_share(options):
+    """Catches an interval asked for where no round is cut, or one that no estimate can be within."""
+    X, y = np.eye(12), np.tile([1.0, -1.0], 6)
+    with pytest.raises(ConfigError, match="until_interval"):
+        cross_validate(X, y, 1.0, 0.5, "loo", "cold", **options)
 
 
 def test_one_round_of_a_kfold_seeder_is_refused():
@@ -161,3 +212,30 @@ def test_every_time_figure_in_the_readme_says_whether_it_is_estimated():
     assert len(timed) >= 2
     unmarked = [s for s in timed if "estimat" not in s.lower()]
     assert not unmarked
+
+
+@pytest.mark.parametrize("method, k", [("sir", 10), ("top", "loo"), ("cold", 10)])
+def test_a_run_written_before_iterations_were_estimated_reads_as_one_written_now(tmp_path, method, k):
+    """Catches an older cut run (no iterations_measured, its iterations the rounds run's) read with its iterations
+    unscaled, scaled over the cold round 1 or without its full model's, or without its interval."""
+    from alphaseed.pipeline.provenance import collect_provenance
+    from alphaseed.pipeline.records import build_run_record, write_run_record
+    from alphaseed.pipeline.summaries import read_run
+
+    rng = np.random.default_rng(2)
+    y = np.where(rng.random(80) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(80, 3)) + 0.7 * y[:, None]
+    result = cross_validate(X, y, 5.0, 0.4, k, method, max_rounds=6)
+    record = build_run_record(result, "toy", collect_provenance({"dataset": "toy"}, "f" * 64, "", ""))
+    now = tmp_path / "now.json"
+    write_run_record(now, record)
+    older = tmp_path / "older.json"
+    totals = record["summary"]
+    record["summary"] = {key: value for key, value in totals.items()
+                         if key not in ("iterations_measured", "interval", "rounds_resumed")}
+    record["summary"]["iterations"] = totals["iterations_measured"]
+    write_run_record(older, record)
+    read_now, read_older = read_run(now)["summary"], read_run(older)["summary"]
+    assert read_older["iterations"] == read_now["iterations"] == result.iterations
+    assert read_older["iterations_measured"] == result.iterations_measured
+    assert read_older["interval"] == pytest.approx(result.interval)

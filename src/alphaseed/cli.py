@@ -100,10 +100,16 @@ def _cv_command(commands) -> None:
     cv.add_argument("--k", type=_k, default=10, help="number of folds, or 'loo' (default 10)")
     cv.add_argument("--method", choices=METHODS, default="cold")
     cv.add_argument("--max-rounds", type=int, metavar="N",
-                    help="run only the first N rounds and estimate the total time")
+                    help="run only the first N rounds and estimate the totals from them")
+    cv.add_argument("--until-interval", type=float, metavar="SHARE",
+                    help="with --max-rounds: stop sooner, once the estimated seconds' 95%% interval is "
+                         "within +- SHARE of them (0.2: +-20%%)")
     cv.add_argument("--chains", type=int, default=1, metavar="N",
                     help="run the rounds as N chains of consecutive rounds, at once on the threads "
                          "(NUMBA_NUM_THREADS); each chain starts as round 1 does (default 1, the paper's)")
+    cv.add_argument("--journal", type=Path, metavar="DIR",
+                    help="keep each finished round in DIR and resume at the first round it lacks (DIR is "
+                         "removed once the record is written; a DIR of another run or commit is refused)")
     cv.add_argument("--out", type=Path, required=True, metavar="FILE", help="run record (JSON)")
     cv.add_argument("--summary", type=Path, metavar="FILE",
                     help="also write the run's summary (the record without predictions, with the "
@@ -294,20 +300,23 @@ def _solver_options(args, config: dict):
 
 def _cv(args) -> None:
     """``alphaseed cv``: one cross-validation, its run record and, if asked, its summary."""
-    from .cv import cross_validate
-    from .pipeline.provenance import MachineWatch, collect_provenance
+    from .cv import RoundJournal, cross_validate
+    from .pipeline.provenance import MachineWatch, collect_provenance, git_state
     from .pipeline.records import build_run_record, write_run_record
 
     start = time.perf_counter()
     data = _load(args, need_C_gamma=True)
     watch = MachineWatch()
+    # A run resumed at another commit would mix two engines' rounds in one record.
+    journal = None if args.journal is None else RoundJournal(args.journal, stamp={"git": git_state()})
 
     def progress(done: int, rounds: int, iterations: int, elapsed: float) -> None:
         print(f"{data.name} k={args.k} {args.method}: round {done}/{rounds}, {iterations} iterations, "
               f"{elapsed:.2f} s elapsed", file=sys.stderr, flush=True)
 
     result = cross_validate(data.X, data.y, data.C, data.gamma, args.k, args.method, seed=data.seed,
-                            max_rounds=args.max_rounds, progress=progress, n_jobs=-1, chains=args.chains,
+                            max_rounds=args.max_rounds, until_interval=args.until_interval, journal=journal,
+                            progress=progress, n_jobs=-1, chains=args.chains,
                             options=_solver_options(args, data.config))
     provenance = collect_provenance(data.described, data.fingerprint, result.started_utc, result.finished_utc,
                                     watch.shares())
@@ -317,7 +326,12 @@ def _cv(args) -> None:
         from .pipeline.summaries import summarise, write_summary
 
         write_summary(args.summary, summarise(record, time.perf_counter() - start))
-    estimated = " (estimated)" if result.estimated else ""
+    if journal is not None:
+        journal.remove()
+    estimated = ""
+    if result.estimated:
+        interval = "" if result.interval is None else f", +-{100 * result.interval:.0f}% at 95%"
+        estimated = f" (estimated from {result.rounds_run} rounds{interval})"
     print(f"{data.name} k={args.k} {args.method}: accuracy {result.accuracy:.2f}%, "
           f"{result.iterations} iterations, {result.seconds:.3f} s{estimated} -> {args.out}")
 

@@ -129,6 +129,8 @@ def cv_arguments(wildcards):
         arguments += ["--subsample", str(job.subsample)]
     if job.max_rounds is not None:
         arguments += ["--max-rounds", str(job.max_rounds)]
+    if job.until_interval is not None:
+        arguments += ["--until-interval", str(job.until_interval)]
     return arguments
 
 

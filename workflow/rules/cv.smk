@@ -3,6 +3,9 @@
 # machine; the full run record (with the predictions) is a side product under RESULTS. So a
 # clone with the summaries but no results/ plans only the jobs whose summaries are missing: a
 # finished job does not wait for its dataset (dataset_unless_done), and no rule reads the records.
+# A job keeps its finished rounds in PUBLISHED/journal/ until its summary is written: committed
+# with the summaries, they let a job cut short resume at its first unfinished round, here or on
+# another machine at the same commit.
 
 
 wildcard_constraints:
@@ -29,5 +32,6 @@ rule cv:
         arguments=cv_arguments,
         compute_threads=TIMED_THREADS,
         record=f"{RESULTS}/runs/{{dataset}}/k{{k}}/{{variant}}.json",
+        journal=f"{PUBLISHED}/journal/{{dataset}}/k{{k}}/{{variant}}",
     script:
         "../scripts/cross_validate.py"

@@ -3,11 +3,14 @@ every method, and the real LibSVM as the baseline. Other layers import from here
 the modules below.
 
 Modules: ``folds`` (LibSVM's stratified folds, custom splits), ``rounds`` (one round),
-``cross_validation`` (``cross_validate``, chains of rounds, estimates), ``results`` (``CVResult``),
+``cross_validation`` (``cross_validate``, chains of rounds), ``estimate`` (a cut run's totals and
+their interval), ``journal`` (finished rounds on disk, to resume), ``results`` (``CVResult``),
 ``baseline`` (LibSVM, imported where it is used: ``from alphaseed.cv import baseline``).
 """
 
 from .cross_validation import COLD, LIBSVM, ProgressCallback, chain_layout, cross_validate
+from .estimate import extrapolate, interval_share
+from .journal import RoundJournal
 from .folds import (
     CUSTOM,
     LEAVE_ONE_OUT,
@@ -24,7 +27,7 @@ from .rounds import Round, RoundSeconds, run_round
 
 __all__ = [
     "cross_validate", "CVResult", "RoundRecord", "RoundSeconds", "Round", "run_round", "chain_layout",
-    "utc_now", "COLD", "LIBSVM", "PAPER_KERNEL_MODE",
+    "utc_now", "RoundJournal", "extrapolate", "interval_share", "COLD", "LIBSVM", "PAPER_KERNEL_MODE",
     "CUSTOM", "LEAVE_ONE_OUT", "KFoldRounds", "custom_rounds", "folds_sha256", "resolve_k",
     "stratified_folds", "stratified_subsample", "trained_on",
 ]

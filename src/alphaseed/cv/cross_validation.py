@@ -45,13 +45,15 @@ thread faults in the pages of the Gram matrix (``kernel.prefaulted_gram``), and 
 that is left when the kernel is built counts in the kernel's time. For `libsvm` only
 ``svm_train`` and ``svm_predict`` are timed; building LibSVM's data structures is
 ``seconds_conversion`` and is not part of the total. With ``max_rounds`` only the first rounds
-run; ``seconds``, ``seconds_init`` and ``seconds_rest`` are then the measured figure plus the
-mean per-round figure times the rounds left (``estimated`` is true), while accuracy and
-iterations are over the rounds run. The mean is over the rounds run that are like the rounds
+run; ``seconds``, ``seconds_init``, ``seconds_rest`` and ``iterations`` are then the measured
+figure plus the mean per-round figure times the rounds left (``estimated`` is true; ``estimate``),
+with the seconds' 95 % interval in ``interval``, while accuracy is over the instances tested and
+``iterations_measured`` over the rounds run. The mean is over the rounds run that are like the rounds
 left: every round for `libsvm`, `cold`, `avg`, `top` and `full` (whose every round is seeded
 from the full model), but only the seeded rounds 2..R for `ato`, `mir` and `sir`, whose cold round 1
 would inflate ``rest`` and deflate ``init``. Those methods therefore refuse ``max_rounds = 1``
-(no seeded round to extrapolate from) unless that already covers every round.
+(no seeded round to extrapolate from) unless that already covers every round. ``until_interval``
+stops a cut run sooner, once that interval is narrow enough.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ from ..kernel import (
 )
 from ..seeding import FROM_FULL_MODEL, LOO_ONLY, SEEDERS
 from ..solver import SolverOptions, check_C, solve, warmup
+from .estimate import MIN_LIKE_ROUNDS, alike_rounds_run, cold_first_round, extrapolate, interval_share
+from .journal import RoundJournal
 from .folds import CUSTOM, LEAVE_ONE_OUT, KFoldRounds, custom_rounds, resolve_k, stratified_folds, trained_on
 from .results import PAPER_KERNEL_MODE, CVResult, RoundRecord, utc_now
 from .rounds import RoundSeconds, run_round
@@ -93,7 +97,8 @@ class ProgressCallback(Protocol):
 
 def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None, seed: int = 0,
                    max_rounds: int | None = None, options: SolverOptions | None = None, n_jobs: int | None = None,
-                   chains: int | None = None, progress: ProgressCallback | None = None,
+                   chains: int | None = None, until_interval: float | None = None,
+                   journal: RoundJournal | None = None, progress: ProgressCallback | None = None,
                    verbose: int = 0) -> CVResult:
     """Cross-validate C-SVC with the Gaussian kernel on (X, y) by ``method``; see the module doc.
 
@@ -117,7 +122,13 @@ def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None
     seed : int, default 0
         The seed of the folds.
     max_rounds : int, optional
-        Run only the first rounds; estimate the total seconds from them.
+        Run only the first rounds; estimate the totals (seconds and iterations) from them.
+    until_interval : float, optional
+        With ``max_rounds``: stop before it once the estimated seconds' 95 % interval is within
+        +- this share of them (``estimate.MIN_LIKE_ROUNDS`` alike rounds at least).
+    journal : RoundJournal, optional
+        Keep each finished round there, and resume at the first round it lacks (one chain only):
+        a run cut short loses only the round in flight, and the result is the uncut run's.
     options : SolverOptions, optional
         The solver's settings and kernel mode.
     n_jobs : int, optional
@@ -138,16 +149,23 @@ def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None
     """
     options, started = SolverOptions() if options is None else options, utc_now()
     y, classes = _labels(y)
-    plan = _plan(k, cv, X, y, seed=seed, method=method, max_rounds=max_rounds)
+    plan = _plan(k, cv, X, y, seed=seed, method=method, max_rounds=max_rounds, until_interval=until_interval)
     C, gamma = check_C(C), resolve_gamma(gamma, X)
     engine = (_LibsvmEngine(X, y, C, gamma, options) if method == LIBSVM
               else _SolverEngine(X, y, C, gamma, method=method, splits=plan.splits, options=options))
     jobs = resolve_n_jobs(n_jobs)
     plan.layout = _layout(plan.rounds, method, engine.kernel_mode, chains if chains is not None else jobs,
                           explicit=chains is not None, max_rounds=max_rounds)
+    if journal is not None:
+        if len(plan.layout) > 1:
+            raise ConfigError("a journal keeps one chain of rounds; run with chains=1")
+        journal.open(dict(method=method, k=plan.k, n_folds=len(plan.splits), seed=seed, C=C, gamma=gamma,
+                          eps=float(options.eps), cache_mb=options.cache_mb, shrinking=bool(options.shrinking),
+                          kernel_mode=options.kernel_mode, max_rounds=max_rounds, until_interval=until_interval),
+                     X, y)
     with numba_threads(jobs):
         engine.compile(verbose=verbose)
-        outcome = _run_rounds(engine, plan, y, progress, verbose)
+        outcome = _run_rounds(engine, plan, y, progress, verbose, journal)
     settings = dict(method=method, k=plan.k, n_folds=len(plan.splits), n=y.shape[0], dim=engine.dim, seed=seed,
                     max_rounds=max_rounds, kernel_mode=engine.kernel_mode, chains=len(plan.layout), C=C, gamma=gamma,
                     eps=float(options.eps), cache_mb=float(engine.cache_mb), shrinking=bool(options.shrinking),
@@ -157,22 +175,35 @@ def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None
 
 @dataclass
 class _Plan:
-    """The folds as reported (``k``), each instance's fold, the rounds' splits, the rounds to run and
-    their chains (``_layout``, once the kernel mode is known)."""
+    """The folds as reported (``k``), each instance's fold, the rounds' splits, the most rounds to run,
+    the method, the interval at which to stop sooner, and the chains (``_layout``, once the kernel mode
+    is known)."""
 
     k: int | str
     folds: np.ndarray
     splits: list
     rounds: int
+    method: str = COLD
+    until_interval: float | None = None
     layout: list[list[int]] | None = None
 
+    def narrow_enough(self, records: list[RoundRecord], fixed_seconds: float) -> bool:
+        """Whether the rounds run estimate the seconds within ``until_interval``."""
+        if self.until_interval is None or alike_rounds_run(len(records), self.method) < MIN_LIKE_ROUNDS:
+            return False
+        share = _interval_share(records, len(self.splits), self.method, fixed_seconds)
+        return share is not None and share <= self.until_interval
 
-def _plan(k, cv, X, y, *, seed: int = 0, method: str = COLD, max_rounds=None) -> _Plan:
+
+def _plan(k, cv, X, y, *, seed: int = 0, method: str = COLD, max_rounds=None, until_interval=None) -> _Plan:
     """The folds and the rounds to run, each checked against the method."""
     k, folds, splits = _splits(k, cv, X, y, seed)
     n_folds = len(splits)
     _check_method(method, k == LEAVE_ONE_OUT, None if k == CUSTOM else n_folds)
-    return _Plan(k, folds, splits, _rounds_to_run(max_rounds, n_folds, method))
+    if until_interval is not None and (max_rounds is None or not 0 < until_interval < 1):
+        raise ConfigError(f"until_interval is a share between 0 and 1 of the seconds estimated from max_rounds; "
+                          f"got {until_interval!r} with max_rounds {max_rounds!r}")
+    return _Plan(k, folds, splits, _rounds_to_run(max_rounds, n_folds, method), method, until_interval)
 
 
 def _layout(rounds: int, method: str, kernel_mode: str, chains: int, *, explicit: bool, max_rounds) -> list:
@@ -205,24 +236,38 @@ class _Outcome:
     predictions: np.ndarray
     y: np.ndarray
     elapsed: float | None = None
+    resumed: int = 0
 
 
-def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback | None, verbose: int) -> _Outcome:
-    """Build the kernel and run every chain of rounds; the kernel's time is in ``elapsed``."""
+def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback | None, verbose: int,
+                journal: RoundJournal | None = None) -> _Outcome:
+    """Build the kernel and run every chain of rounds, those the journal holds read back; the kernel's
+    time is in ``elapsed``."""
     predictions = np.zeros(y.shape[0], dtype=np.int8)
     clock = time.perf_counter()
-    engine.prepare()
+    engine.prepare(journal)
+    finished = journal.finished() if journal is not None else {}
     lock = threading.Lock()
     done = []
     bar = tqdm(total=plan.rounds, unit="round", desc="cross-validation", disable=not verbose, file=sys.stderr)
+    seeds_from_previous = cold_first_round(plan.method)
 
     def run_chain(chain: list[int]) -> list[RoundRecord]:
         records, previous = [], engine.first_previous()
         for h in chain:
+            if plan.narrow_enough(records, engine.seconds_kernel + engine.seconds_full_model):
+                break
             train, test = plan.splits[h - 1]
-            record, predicted, previous = engine.run_round(h, (train, test), previous)
+            if h in finished:
+                record, predicted = finished[h]
+                if seeds_from_previous and h + 1 not in finished:
+                    previous = (train, journal.solution(h))
+            else:
+                record, predicted, previous = engine.run_round(h, (train, test), previous)
+                record.n_correct = int(np.sum(predicted == y[test]))
+                if journal is not None:
+                    journal.write_round(record, predicted, previous[1] if seeds_from_previous else None)
             predictions[test] = predicted
-            record.n_correct = int(np.sum(predicted == y[test]))
             records.append(record)
             with lock:
                 done.append(h)
@@ -235,7 +280,7 @@ def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback |
         rounds = sorted((record for chain in _run_chains(run_chain, plan.layout) for record in chain),
                         key=lambda record: record.round)
     elapsed = time.perf_counter() - clock if len(plan.layout) > 1 else None
-    return _Outcome(rounds, predictions, y, elapsed)
+    return _Outcome(rounds, predictions, y, elapsed, resumed=sum(r.round in finished for r in rounds))
 
 
 def chain_layout(rounds: int, chains: int) -> list[list[int]]:
@@ -294,17 +339,15 @@ def _run_chains(run_chain, layout: list[list[int]]) -> list[list[RoundRecord]]:
 def _summarise(outcome: _Outcome, engine, settings: dict) -> CVResult:
     """The CV's result from its rounds; ``outcome.elapsed``, the wall seconds of kernel and rounds, is
     the measured time where chains overlapped."""
-    rounds = outcome.rounds
+    rounds, method = outcome.rounds, settings["method"]
     rounds_left = settings["n_folds"] - len(rounds)
-    seed_seconds = np.array([r.seconds.seed for r in rounds])
-    rest_seconds = np.array([r.seconds.rest for r in rounds])
-    like_rounds_left = slice(1, None) if _cold_first_round(settings["method"]) else slice(None)
-    init = engine.seconds_full_model + seed_seconds.sum()
-    rest = rest_seconds.sum()
-    if rounds_left:
-        init += seed_seconds[like_rounds_left].mean() * rounds_left
-        rest += rest_seconds[like_rounds_left].mean() * rounds_left
-    measured = engine.seconds_kernel + engine.seconds_full_model + seed_seconds.sum() + rest_seconds.sum()
+    seed_seconds = [r.seconds.seed for r in rounds]
+    rest_seconds = [r.seconds.rest for r in rounds]
+    iterations = [r.iterations for r in rounds]
+    fixed = engine.seconds_kernel + engine.seconds_full_model
+    init = engine.seconds_full_model + extrapolate(seed_seconds, rounds_left, method)
+    rest = extrapolate(rest_seconds, rounds_left, method)
+    measured = fixed + sum(seed_seconds) + sum(rest_seconds)
     if outcome.elapsed is not None:  # chains overlapped: the rounds' own seconds add up to more than the run took
         measured = outcome.elapsed
     predictions, y = outcome.predictions, outcome.y
@@ -317,7 +360,8 @@ def _summarise(outcome: _Outcome, engine, settings: dict) -> CVResult:
         n_tested=n_tested,
         n_correct=n_correct,
         predictions=predictions,
-        iterations=engine.iterations_full_model + int(sum(r.iterations for r in rounds)),
+        iterations=engine.iterations_full_model + round(extrapolate(iterations, rounds_left, method)),
+        iterations_measured=engine.iterations_full_model + int(sum(iterations)),
         seconds=float(measured if outcome.elapsed is not None else engine.seconds_kernel + init + rest),
         seconds_measured=float(measured),
         seconds_init=float(init),
@@ -328,10 +372,16 @@ def _summarise(outcome: _Outcome, engine, settings: dict) -> CVResult:
         seconds_full_model=engine.seconds_full_model,
         iterations_full_model=engine.iterations_full_model,
         estimated=rounds_left > 0,
+        rounds_resumed=outcome.resumed,
+        interval=_interval_share(rounds, settings["n_folds"], method, fixed),
         iteration_cap_hit=any(r.iteration_cap_hit for r in rounds),
         rounds=rounds,
         finished_utc=utc_now(),
     )
+
+
+def _interval_share(rounds: list[RoundRecord], n_folds: int, method: str, fixed_seconds: float) -> float | None:
+    return interval_share([r.seconds.total for r in rounds], n_folds - len(rounds), method, fixed_seconds)
 
 
 class _LibsvmEngine:
@@ -353,7 +403,7 @@ class _LibsvmEngine:
         """Compile libsvm-official's converter before anything is timed."""
         self.seconds_compile = self._baseline.warmup()
 
-    def prepare(self) -> None:
+    def prepare(self, journal=None) -> None:
         """Convert the dataset once; that counts as conversion, outside the total."""
         start = time.perf_counter()
         self._data = self._baseline.LibsvmData(self._X, self._y)
@@ -405,8 +455,9 @@ class _SolverEngine:
         self.seconds_compile = float(warmup(verbose=verbose))
         self._gram_buffer = gram_buffer
 
-    def prepare(self) -> None:
-        """Build the kernel (the kernel's seconds) and, for avg, top and full, the full model."""
+    def prepare(self, journal: RoundJournal | None = None) -> None:
+        """Build the kernel (the kernel's seconds) and, for avg, top and full, the full model (or read it
+        back from the journal, with the seconds it took)."""
         start = time.perf_counter()
         buffer = self._gram_buffer.result() if self._gram_buffer is not None else None
         self._gram_buffer = None
@@ -417,10 +468,17 @@ class _SolverEngine:
         self.cache_mb = self._options.cache_mb or self.kernel.row_cache_mb
         if self._from_full_model:
             everything = trained_on(self._splits)
-            start = time.perf_counter()
-            full = solve(self.kernel, self._y, everything, self._C, options=self._options)
+            kept = journal.full_model() if journal is not None else None
+            if kept is None:
+                start = time.perf_counter()
+                full = solve(self.kernel, self._y, everything, self._C, options=self._options)
+                seconds = time.perf_counter() - start
+                if journal is not None:
+                    journal.write_full_model(full, seconds)
+            else:
+                full, seconds = kept
             self._full_model = (everything, full)
-            self.seconds_full_model = time.perf_counter() - start
+            self.seconds_full_model = seconds
             self.iterations_full_model = int(full.iterations)
 
     def first_previous(self):
@@ -496,11 +554,6 @@ def _check_method(method: str, leave_one_out: bool, n_folds: int | None) -> None
         raise ConfigError(f"method {method!r} needs k >= 3 (k = 2 shares no fold between rounds)")
 
 
-def _cold_first_round(method: str) -> bool:
-    """A k-fold seeder: round 1 is cold, the later rounds are seeded from the round before."""
-    return method in SEEDERS and method not in FROM_FULL_MODEL
-
-
 def _rounds_to_run(max_rounds, n_folds: int, method: str) -> int:
     """How many rounds run: all of them, or the first ``max_rounds``."""
     if max_rounds is None:
@@ -508,7 +561,7 @@ def _rounds_to_run(max_rounds, n_folds: int, method: str) -> int:
     if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
         raise ConfigError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
     rounds = min(int(max_rounds), n_folds)
-    if rounds == 1 < n_folds and _cold_first_round(method):
+    if rounds == 1 < n_folds and cold_first_round(method):
         raise ConfigError(
             f"max_rounds = 1 runs only the cold round 1 of {method!r}, which says nothing of its "
             "seeded rounds: use max_rounds >= 2 to estimate the total from them"

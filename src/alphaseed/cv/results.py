@@ -82,6 +82,8 @@ class CVResult:
     predictions : ndarray
         int8, +-1 per instance in dataset order, 0 where not tested.
     iterations : int
+        The total over every round and the full model; estimated when ``estimated``, as the seconds are.
+    iterations_measured : int
         The total over the rounds run and the full model.
     seconds : float
         The total; estimated when ``estimated``.
@@ -92,7 +94,12 @@ class CVResult:
     iterations_full_model : int
         The full model's iterations.
     estimated : bool
-        Whether rounds were left out and their seconds estimated.
+        Whether rounds were left out and their seconds and iterations estimated.
+    rounds_resumed : int
+        Rounds read back from a journal (finished before a cut), not run by this call.
+    interval : float or None
+        Half the 95 % interval of the estimated seconds, as a share of them (0 when nothing is
+        estimated; None where fewer than two rounds like those left ran).
     iteration_cap_hit : bool
         Whether any round stopped at the iteration cap.
     folds : ndarray
@@ -128,6 +135,7 @@ class CVResult:
     n_correct: int
     predictions: np.ndarray
     iterations: int
+    iterations_measured: int
     seconds: float
     seconds_measured: float
     seconds_init: float
@@ -138,6 +146,8 @@ class CVResult:
     seconds_full_model: float
     iterations_full_model: int
     estimated: bool
+    rounds_resumed: int
+    interval: float | None
     iteration_cap_hit: bool
     folds: np.ndarray
     rounds: list[RoundRecord] = field(default_factory=list)

@@ -46,6 +46,9 @@ class Job:
         The size of the stratified subsample, or None for the whole dataset.
     max_rounds : int or None
         The rounds to run before the rest is estimated, or None for all.
+    until_interval : float or None
+        With ``max_rounds``, stop before it once the estimated seconds' 95 % interval is within
+        +- this share of them; None: run ``max_rounds`` rounds.
     """
 
     dataset: str
@@ -54,6 +57,7 @@ class Job:
     kernel_mode: str
     subsample: int | None
     max_rounds: int | None
+    until_interval: float | None = None
 
     @property
     def stem(self) -> str:
@@ -172,15 +176,18 @@ def expand_experiments(config: dict, study: str = PAPER_STUDY) -> dict[str, list
                 raise ConfigError(f"config key 'experiments.{name}.datasets': no dataset named {dataset!r}")
             for k in map(str, experiment["k"]):
                 for method in experiment["methods"]:
+                    rounds = _max_rounds(experiment, dataset, k, method)
                     job = Job(dataset, k, method, experiment.get("kernel_mode", "cache"),
-                              _subsample(config, experiment, dataset), _max_rounds(experiment, dataset, k, method))
+                              _subsample(config, experiment, dataset), rounds,
+                              None if rounds is None else experiment.get("until_interval"))
                     identity = (job.dataset, job.k, job.stem)
                     if identity in seen and seen[identity][1] != job:
                         other, first = seen[identity]
                         raise ConfigError(
                             f"config key 'experiments.{name}': {job.stem} on {dataset} at k = {k} is also in "
                             f"experiment {other} with other settings (subsample {first.subsample} vs "
-                            f"{job.subsample}, max_rounds {first.max_rounds} vs {job.max_rounds}); make them agree"
+                            f"{job.subsample}, max_rounds {first.max_rounds} vs {job.max_rounds}, until_interval "
+                            f"{first.until_interval} vs {job.until_interval}); make them agree"
                         )
                     seen.setdefault(identity, (name, job))
                     if experiment.get("study", PAPER_STUDY) == study and job not in jobs[experiment["table"]]:

@@ -8,7 +8,10 @@ figures read a summary exactly as they read a record. Per-round kernel counters 
 the rounds, and the predictions are reduced to their counts per class. The job's wall time
 (set-up, compilation and writing included) is added when known.
 
-``read_run`` reads either file and returns a summary, so everything downstream has one input.
+``read_run`` reads either file and returns a summary, so everything downstream has one input. A run
+written before cut runs estimated their iterations (``iterations_measured`` absent: ``iterations`` was
+the rounds run's) gets them estimated from its rounds on reading, as ``cross_validate`` now does,
+with the seconds' interval.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..atomic import atomic_path
+from ..cv import extrapolate, interval_share
 from .records import (
     RUN_RECORD_SCHEMA,
     _plain,
@@ -174,6 +178,24 @@ def read_run(path: str | os.PathLike) -> dict:
     content = read_json(path, "run file")
     if isinstance(content, dict) and "summary_version" not in content:
         validate_run_record(content, source=str(path))
-        return summarise(content)
-    validate_summary(content, source=str(path))
-    return content
+        content = summarise(content)
+    else:
+        validate_summary(content, source=str(path))
+    return _with_estimated_iterations(content)
+
+
+def _with_estimated_iterations(summary: dict) -> dict:
+    """A run written before cut runs estimated their iterations, with them estimated (see the module doc)."""
+    totals = summary["summary"]
+    if "iterations_measured" in totals:
+        return summary
+    method, rounds = summary["method"], summary["rounds"]
+    left = totals["rounds_total"] - totals["rounds_run"]
+    per_round = [r["iterations"] for r in rounds]
+    once = totals["iterations"] - sum(per_round)   # the full model's
+    seconds = totals["seconds"]
+    fixed = seconds["kernel"] + seconds.get("full_model", 0.0)
+    round_seconds = [sum(r["seconds"].values()) for r in rounds]
+    return {**summary, "summary": {**totals, "iterations_measured": totals["iterations"],
+                                   "iterations": once + round(extrapolate(per_round, left, method)),
+                                   "interval": interval_share(round_seconds, left, method, fixed)}}

@@ -27,10 +27,13 @@ MACHINE_NOTE = (
 )
 ESTIMATE_NOTE = (
     f"{ESTIMATED} estimated from the first R rounds (max_rounds), as the paper did for its longest runs: the rounds "
-    "not run are counted at the mean time of the rounds run like them (for ATO, MIR and SIR the seeded rounds "
-    "2..R, round 1 being cold; for the other methods every round run); iterations and accuracy are over the "
-    f"rounds run unless a complete run gives them (below). A ratio carries {ESTIMATED} when either of its figures "
-    "is estimated."
+    "not run are counted at the mean of the rounds run like them (for ATO, MIR and SIR the seeded rounds 2..R, "
+    "round 1 being cold; for the other methods every round run), the seconds and the iterations alike; accuracy "
+    "is over the instances tested. Iterations and accuracy come from a complete run where one was made (below). "
+    "Leave-one-out tests the instances in a seeded random order, so its first rounds are a random sample of them. "
+    "Each estimate's 95 % interval (Student's t over the rounds run like those left) is given as \u00b1x % of the "
+    "estimated seconds, beside its total in the tables; \u00b1? where fewer than two such rounds ran. A ratio "
+    f"carries {ESTIMATED} when either of its figures is estimated."
 )
 COUNTS_NOTE = (
     "Iterations and accuracy are identical in every kernel mode, so where a paper-faithful run was estimated from "
@@ -66,6 +69,8 @@ def estimate_note(frame: pd.DataFrame) -> str:
     note = [ESTIMATE_NOTE]
     ours = frame[frame["estimated"]]
     if len(ours):
+        ours = ours.assign(label=[f"{label} ({interval_text(interval)})"
+                                  for label, interval in zip(ours["label"], ours["interval"])])
         runs = ours.groupby(["dataset", "k", "rounds_run", "rounds_total"], sort=False)["label"].agg(_listing)
         note.append("This run estimated " + "; ".join(
             f"{labels} on {dataset} (k = {k}) from {rounds:.0f} of {total:.0f} rounds"
@@ -247,6 +252,20 @@ def _markers(row: pd.Series, metric: str, source: str) -> str:
     return "".join(mark for flag, mark in zip(FLAGS, (ESTIMATED, CAP_HIT)) if flagged(flag))
 
 
+def interval_text(interval) -> str:
+    """An estimate's 95 % interval as a share of it: "+-12 %", or "+-?" where there is none.
+
+    Parameters
+    ----------
+    interval : float or None
+        Half the interval over the estimate (``CVResult.interval``); None or NaN where fewer than two
+        rounds like those left ran.
+    """
+    if interval is None or pd.isna(interval):
+        return "\u00b1?"
+    return f"\u00b1{100 * interval:.0f} %"
+
+
 def figure_cell(metric: str, formatter):
     """Render one figure of a row for a source: the paper's value, or this run's, with its markers.
 
@@ -267,7 +286,10 @@ def figure_cell(metric: str, formatter):
         value = row.get(f"paper_{metric}" if source == "paper" else metric)
         if value is None or pd.isna(value):
             return NOT_AVAILABLE
-        return formatter(value) + _markers(row, metric, source)
+        text = formatter(value) + _markers(row, metric, source)
+        if metric == "seconds_total" and source != "paper" and row.get("estimated", False):
+            text += " " + interval_text(row.get("interval"))
+        return text
 
     return render
 

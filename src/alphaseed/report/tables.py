@@ -66,7 +66,7 @@ def read_paper_results(path: str | os.PathLike) -> pd.DataFrame:
 RUN_COLUMNS = [
     "dataset", "k", "n_folds", "method", "kernel_mode", "label", "n", "dim", "C", "gamma", "subsample",
     "max_rounds", "seconds_init", "seconds_rest", "seconds_total", "seconds_measured_total", "iterations",
-    "accuracy", "rounds_run", "rounds_total", "rounds_capped", "estimated", "iteration_cap_hit", "sv_share",
+    "accuracy", "rounds_run", "rounds_total", "rounds_capped", "estimated", "interval", "iteration_cap_hit", "sv_share",
     "free_sv_share", "cpu", "threads",
 ]
 
@@ -134,6 +134,7 @@ def record_row(record: dict) -> dict:
         "rounds_total": summary["rounds_total"],
         "rounds_capped": sum(bool(r["iteration_cap_hit"]) for r in record["rounds"]),
         "estimated": bool(summary["estimated"]),
+        "interval": summary.get("interval"),
         "iteration_cap_hit": bool(summary["iteration_cap_hit"]),
         "sv_share": 100 * support / trained,
         "free_sv_share": 100 * (support - bounded) / trained,

@@ -1,0 +1,108 @@
+"""A cross-validation cut short resumes from its journal at the first unfinished round, and ends where
+the uncut run ends."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from alphaseed import cross_validate
+from alphaseed.cv import RoundJournal
+from alphaseed.cv.journal import _write_solution
+from alphaseed.errors import ConfigError
+
+
+class Cut(Exception):
+    """Stands for the end of a sitting."""
+
+
+def data(n: int = 90):
+    rng = np.random.default_rng(3)
+    y = np.where(rng.random(n) < 0.45, 1.0, -1.0)
+    X = rng.normal(size=(n, 4)) + 0.8 * y[:, None]
+    return X, y
+
+
+def cut_after(rounds: int):
+    def progress(done: int, total: int, iterations: int, elapsed: float) -> None:
+        if done == rounds:
+            raise Cut
+    return progress
+
+
+@pytest.mark.parametrize("k, method, max_rounds", [(10, "sir", None), (10, "ato", None), (10, "mir", None),
+                                                   (5, "cold", None), (5, "libsvm", None), ("loo", "top", 20),
+                                                   ("loo", "avg", 20)])
+def test_a_run_cut_short_resumes_to_the_uncut_runs_result(tmp_path, k, method, max_rounds):
+    """Catches a resumed seeded round started cold or from a solution other than the round before's (its
+    iterations differ), finished rounds run again or their predictions lost, and avg's and top's full
+    model not read back (its iterations counted twice, or its seconds those of another training)."""
+    X, y = data()
+    uncut = cross_validate(X, y, 10.0, 0.3, k, method, max_rounds=max_rounds)
+    with pytest.raises(Cut):
+        cross_validate(X, y, 10.0, 0.3, k, method, max_rounds=max_rounds, journal=RoundJournal(tmp_path),
+                       progress=cut_after(3))
+    ran = []
+    resumed = cross_validate(X, y, 10.0, 0.3, k, method, max_rounds=max_rounds, journal=RoundJournal(tmp_path),
+                             progress=lambda done, total, iterations, elapsed: ran.append(done))
+    assert resumed.rounds_resumed == 3
+    assert [(r.round, r.iterations, r.objective, r.n_correct) for r in resumed.rounds] == \
+        [(r.round, r.iterations, r.objective, r.n_correct) for r in uncut.rounds]
+    assert np.array_equal(resumed.predictions, uncut.predictions)
+    assert (resumed.iterations, resumed.iterations_full_model) == (uncut.iterations, uncut.iterations_full_model)
+    assert len(list(tmp_path.glob("previous-*.npz"))) == (1 if method in ("ato", "mir", "sir") else 0)
+
+
+def test_a_journal_of_another_run_is_refused(tmp_path):
+    """Catches rounds of one setting (C = 10) mixed into a run of another (C = 1), or of other data."""
+    X, y = data()
+    with pytest.raises(Cut):
+        cross_validate(X, y, 10.0, 0.3, 5, "sir", journal=RoundJournal(tmp_path), progress=cut_after(2))
+    with pytest.raises(ConfigError, match="settings"):
+        cross_validate(X, y, 1.0, 0.3, 5, "sir", journal=RoundJournal(tmp_path))
+    with pytest.raises(ConfigError, match="data"):
+        cross_validate(X[::-1], y[::-1], 10.0, 0.3, 5, "sir", journal=RoundJournal(tmp_path))
+    with pytest.raises(ConfigError, match="stamp"):
+        cross_validate(X, y, 10.0, 0.3, 5, "sir", journal=RoundJournal(tmp_path, stamp={"git": "another"}))
+
+
+def test_a_cut_between_a_rounds_solution_and_its_record_reruns_that_round(tmp_path):
+    """Catches a resume that trusts the newest solution file over the records: a cut after round 3's
+    solution is written but before its record must redo round 3 from round 2's solution."""
+    X, y = data()
+    uncut = cross_validate(X, y, 10.0, 0.3, 10, "sir")
+    with pytest.raises(Cut):
+        cross_validate(X, y, 10.0, 0.3, 10, "sir", journal=RoundJournal(tmp_path), progress=cut_after(2))
+    second = RoundJournal(tmp_path).solution(2)
+    cold = dataclasses.replace(second, alpha=np.zeros_like(second.alpha), gradient=-np.ones_like(second.gradient),
+                               gradient_bar=np.zeros_like(second.gradient_bar))
+    _write_solution(tmp_path / "previous-000003.npz", cold)
+    resumed = cross_validate(X, y, 10.0, 0.3, 10, "sir", journal=RoundJournal(tmp_path))
+    assert resumed.rounds_resumed == 2
+    assert [r.iterations for r in resumed.rounds] == [r.iterations for r in uncut.rounds]
+
+
+def test_a_journal_takes_one_chain(tmp_path):
+    """Catches chains run at once writing one journal, whose resumed rounds would follow no single chain."""
+    X, y = data()
+    with pytest.raises(ConfigError, match="one chain"):
+        cross_validate(X, y, 10.0, 0.3, 10, "sir", chains=2, journal=RoundJournal(tmp_path))
+
+
+def test_the_cli_removes_the_journal_once_the_record_is_written(tmp_path, monkeypatch):
+    """Catches a journal left behind, which would make the next run of the same job resume a finished one."""
+    from alphaseed.cli import main
+
+    X, y = data(40)
+    source = tmp_path / "toy.txt"
+    source.write_text("".join(f"{int(label)} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(row)) + "\n"
+                              for row, label in zip(X, y)))
+    journal = tmp_path / "journal"
+    status = main(["cv", "--data", str(source), "--C", "1", "--gamma", "0.5", "--k", "5", "--method", "sir",
+                   "--journal", str(journal), "--out", str(tmp_path / "run.json")])
+    assert status == 0
+    assert not journal.exists()
+    assert json.loads((tmp_path / "run.json").read_text())["summary"]["rounds_resumed"] == 0
