@@ -348,3 +348,26 @@ def test_a_fast_run_that_resolved_to_cache_mode_is_never_paper_faithful():
     assert engine_label({"kernel_mode": "cache", "requested_kernel_mode": "cache"}) == "cache"
     assert engine_label({"kernel_mode": "cache"}) == "cache"   # a run recorded before the request was
     assert engine_label({"kernel_mode": "gram", "requested_kernel_mode": "auto"}) == "gram"
+
+
+def test_our_paper_faithful_cold_start_stands_in_for_a_libsvm_that_did_not_run(tmp_path):
+    """Catches a LibSVM cell left empty where our cold start ran in the paper's setting (MNIST), a stand-in not
+    marked in its cell, its ratios or the notes, a stand-in taken from a fast-mode cold run, and one put where
+    LibSVM did run (Heart)."""
+    records = [make_record("mnist", 10, "cold", 2.0, 100, max_rounds=1),
+               make_record("mnist", 10, "cold", 0.1, 100, kernel_mode="auto"),
+               make_record("mnist", 10, "sir", 0.5, 30, kernel_mode="auto"),
+               make_record("heart", 10, "libsvm", 0.3, 50), make_record("heart", 10, "cold", 0.2, 50)]
+    frame = tables.comparison(tables.load_runs(write_records(tmp_path, records)),
+                              tables.read_paper_results(PAPER_RESULTS), "table1")
+    libsvm = frame[frame["label"] == "libsvm"].set_index("dataset")
+    assert libsvm.loc["mnist", "stand_in"] and not libsvm.loc["heart", "stand_in"]
+    assert libsvm.loc["mnist", "seconds_total"] == pytest.approx(20.0)   # the cache-mode cold run's, not auto's
+    sir = frame[(frame["dataset"] == "mnist") & (frame["label"] == "sir (auto)")].iloc[0]
+    assert sir["speedup_libsvm"] == pytest.approx(20.0 / 5.0) and sir["speedup_libsvm_stand_in"]
+    wide = dict(formats.table1_wide(frame).loc[("mnist", "this run")].items())
+    assert formats.STAND_IN in wide[("seconds", "libsvm", "total")]
+    assert formats.STAND_IN not in dict(formats.table1_wide(frame).loc[("heart", "this run")].items())[
+        ("seconds", "libsvm", "total")]
+    notes = " ".join(formats.table_notes(frame, "Test CPU"))
+    assert "stands in" in notes and "LibSVM on mnist (k = 10)" in notes and "heart (k = 10)" not in notes
