@@ -2,7 +2,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: test results docs clean-cache
+.PHONY: test results docs clean-cache sitting
 
 # Reinstall only when the package metadata changes; the install is editable, so code changes need nothing.
 $(STAMP): pyproject.toml
@@ -27,6 +27,20 @@ test: $(STAMP)
 results: PROFILE ?= quick
 results: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) $(if $(filter-out paper,$(PROFILE)),--configfile workflow/configs/$(PROFILE).yaml)
+
+# make sitting TAG=<tag>: one sitting of the full-size run, all of it from one tagged commit. The code runs
+# from a clean checkout of TAG in .sitting/ (so every record and journal names TAG), on this checkout's
+# prepared data; summaries and journals land in this checkout's reproduction/, to commit as they come.
+# A later sitting, here or on a fresh clone, resumes from them: finished jobs are not planned again, and
+# a job cut short resumes at its first unfinished round.
+SITTING := .sitting
+sitting: $(STAMP)
+	test -n "$(TAG)" || { echo "make sitting: give TAG, the tagged commit of the run" >&2; exit 2; }
+	test -d $(SITTING) || git worktree add --detach $(SITTING) $(TAG)
+	test "$$(git -C $(SITTING) rev-parse HEAD)" = "$$(git rev-parse '$(TAG)^{commit}')"
+	mkdir -p data/processed && ln -sfn $(CURDIR)/data/processed $(SITTING)/data/processed
+	cd $(SITTING) && PYTHONPATH=$(CURDIR)/$(SITTING)/src $(CURDIR)/$(VENV)/bin/snakemake --cores $(CORES) \
+		--config publish_dir=$(CURDIR)/reproduction
 
 # make docs: the documentation site -> docs/_build/html (warnings are errors, all of them reported).
 # The API pages' stubs are regenerated each time: a stub left from a removed object would fail it.
