@@ -480,3 +480,23 @@ def test_compare_finds_a_rerun_that_moved_in_any_round_and_ignores_timings_and_t
     assert main(["compare", str(rerun), "--published", str(published)]) == 0
     shutil.copy(rerun / "toy" / "k10" / "cold-cache.json", rerun / "toy" / "k10" / "ato-cache.json")
     assert main(["compare", str(rerun), "--published", str(published)]) == 2
+
+
+def test_the_findings_name_the_datasets_whose_kernel_is_the_identity():
+    """Catches an identity-kernel finding that names a dataset with an informative kernel (Adult's largest
+    off-diagonal K is 1), leaves out one whose kernel is the identity, or sets its accuracy beside anything but
+    its majority class."""
+    frame = pd.DataFrame([dict(dataset="heart", k="10", method="libsvm", label="libsvm", kernel_mode=None,
+                               seconds_total=0.04, accuracy=55.5556, iterations=6993, paper_iterations=6988,
+                               paper_seconds_total=0.36),
+                          dict(dataset="adult", k="10", method="libsvm", label="libsvm", kernel_mode=None,
+                               seconds_total=1790.0, accuracy=84.0, iterations=1, paper_iterations=1,
+                               paper_seconds_total=6783.0)])
+    facts = {"heart": {"largest_off_diagonal": 0.0067, "majority_share": 150 / 270},
+             "adult": {"largest_off_diagonal": 1.0, "majority_share": 0.7592},
+             "mnist": {"largest_off_diagonal": 0.0, "majority_share": 0.5085}}
+    line = [line for line in documents.findings(frame, facts) if "identity" in line]
+    assert len(line) == 1
+    assert "heart (largest off-diagonal K 0.0067, accuracy 55.56 % against a majority class of 55.56 %)" in line[0]
+    assert "mnist (largest off-diagonal K 0)" in line[0] and "adult" not in line[0]
+    assert documents.findings(frame) == [line for line in documents.findings(frame, facts) if "identity" not in line]

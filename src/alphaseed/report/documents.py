@@ -158,7 +158,12 @@ def _wall_times(runs: pd.DataFrame) -> list[str]:
     ]
 
 
-def findings(table1: pd.DataFrame) -> list[str]:
+# A kernel whose largest off-diagonal value is below this is (nearly) the identity: a test instance's
+# decision value is then about -rho, and every instance a support vector (deviations.IDENTITY_KERNEL_NOTE).
+NEAR_IDENTITY = 0.01
+
+
+def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None) -> list[str]:
     """The README's first section: what Table 1 shows a reader first, each line with its figures and
     where to look.
 
@@ -166,13 +171,17 @@ def findings(table1: pd.DataFrame) -> list[str]:
     ----------
     table1 : DataFrame
         Table 1's comparison frame (``tables.comparison``).
+    facts : dict of str to dict, optional
+        The kernel facts of each dataset (``pipeline.kernel_facts``), for the datasets whose kernel is
+        (nearly) the identity.
 
     Returns
     -------
     list of str
-        Markdown bullets: LibSVM's iterations against the paper's, what seeding itself buys in one
-        engine (cold/method), seeding and engine together against LibSVM beside the paper's ratio, and
-        the paper's rows not run here.
+        Markdown bullets: LibSVM's iterations against the paper's, the datasets where the paper's gamma
+        makes the kernel (nearly) the identity, what seeding itself buys in one engine (cold/method),
+        seeding and engine together against LibSVM beside the paper's ratio, and the paper's rows not
+        run here.
     """
     mode = table1["kernel_mode"].fillna(PAPER_KERNEL_MODE)
     faithful = table1[mode == PAPER_KERNEL_MODE]
@@ -205,6 +214,7 @@ def findings(table1: pd.DataFrame) -> list[str]:
     lines = [
         f"- **LibSVM's iterations against the paper's** (one algorithm, two implementations): "
         f"{'; '.join(iterations) or 'no LibSVM run with the paper beside it'}. {table}.",
+        *_identity_finding(dict(rows("libsvm")), facts or {}),
         f"- **What seeding itself buys**, cold/method with both in the paper's setting (one engine, "
         f"`{PAPER_KERNEL_MODE}` mode): {'; '.join(o for o in own if ' on ' in o) or 'no seeded run'}. {table}.",
         f"- **Against LibSVM**, engine and seeding together (libsvm/method; the paper's ratio credits its "
@@ -217,7 +227,24 @@ def findings(table1: pd.DataFrame) -> list[str]:
     return lines
 
 
-def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=()) -> str:
+def _identity_finding(libsvm: dict, facts: dict[str, dict]) -> list[str]:
+    """The line on the datasets whose kernel the paper's gamma makes (nearly) the identity, if any."""
+    near = [dataset for dataset, fact in facts.items() if fact["largest_off_diagonal"] < NEAR_IDENTITY]
+    if not near:
+        return []
+    cells = []
+    for dataset in formats.ordered(near, formats.DATASET_ORDER):
+        fact, run = facts[dataset], libsvm.get(dataset)
+        accuracy = "" if run is None or pd.isna(run.get("accuracy")) else (
+            f", accuracy {run['accuracy']:.2f} % against a majority class of {100 * fact['majority_share']:.2f} %")
+        cells.append(f"{dataset} (largest off-diagonal K {fact['largest_off_diagonal']:.2g}{accuracy})")
+    return [f"- **With the paper's gamma the kernel is (nearly) the identity** on {'; '.join(cells)}: every "
+            "instance is a support vector and every test instance falls in one class, so what seeding saves there "
+            "says little about an informative kernel. [Why](paper_vs_reproduced.md#where-the-kernel-is-nearly-the-"
+            "identity); the informative-kernel study asks it on scaled data."]
+
+
+def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=(), facts: dict | None = None) -> str:
     """The published folder's README, its links relative to the folder.
 
     Parameters
@@ -228,6 +255,8 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=()) -> str
         One row per run (``runs.runs_frame``).
     studies : sequence of str
         The studies beyond the paper whose tables the folder holds too (linked).
+    facts : dict of str to dict, optional
+        The kernel facts of each dataset (``findings``).
 
     Returns
     -------
@@ -251,7 +280,7 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=()) -> str
         "",
         "## What we found",
         "",
-        *findings(table1),
+        *findings(table1, facts),
         "",
         "## Table 1, beside the paper's",
         "",

@@ -127,6 +127,6 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
     document += "\n# Deviations from the paper, measured\n\n" + "\n".join(deviations)
     formats.write_text(out / "paper_vs_reproduced.md", document)
     formats.write_text(out / "provenance.md", provenance_document(runs, summaries))
-    formats.write_text(out / "README.md", readme_document(frames["table1"], runs, studies=studies))
+    formats.write_text(out / "README.md", readme_document(frames["table1"], runs, studies=studies, facts=facts))
     written += [out / name for name in ("runs.csv", "paper_vs_reproduced.md", "provenance.md", "README.md")]
     return written
