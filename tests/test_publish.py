@@ -500,3 +500,24 @@ def test_the_findings_name_the_datasets_whose_kernel_is_the_identity():
     assert "heart (largest off-diagonal K 0.0067, accuracy 55.56 % against a majority class of 55.56 %)" in line[0]
     assert "mnist (largest off-diagonal K 0)" in line[0] and "adult" not in line[0]
     assert documents.findings(frame) == [line for line in documents.findings(frame, facts) if "identity" not in line]
+
+
+def test_the_findings_say_what_seeding_saves_on_each_studys_informative_kernels():
+    """Catches a study finding that sets SIR against a cold start of another kernel mode (gram's cold against
+    cache's SIR), prefers the fast mode where the paper's ran, or drops a dataset run only in the fast mode."""
+    rows = [dict(dataset="heart_scale", method="cold", kernel_mode="cache", seconds_total=0.0094, iterations=1318),
+            dict(dataset="heart_scale", method="sir", kernel_mode="cache", seconds_total=0.0104, iterations=838,
+                 speedup_cold=0.91),
+            dict(dataset="heart_scale", method="cold", kernel_mode="gram", seconds_total=0.005, iterations=1318),
+            dict(dataset="heart_scale", method="sir", kernel_mode="gram", seconds_total=0.001, iterations=838,
+                 speedup_cold=5.0),
+            dict(dataset="mnist_scale", method="cold", kernel_mode="gram", seconds_total=100.0, iterations=200),
+            dict(dataset="mnist_scale", method="sir", kernel_mode="gram", seconds_total=66.7, iterations=100,
+                 speedup_cold=1.5, speedup_cold_estimated=True)]
+    frame = pd.DataFrame(rows)
+    flags = [c for c in frame.columns if c.endswith(formats.FLAGS)]
+    frame[flags] = frame[flags].fillna(False).astype(bool)
+    line = documents._study_finding("informative", frame)[0]
+    assert "heart_scale 36 % of the iterations, cold/SIR 0.91× (`cache`)" in line and "5.00×" not in line
+    assert f"mnist_scale 50 % of the iterations, cold/SIR 1.50×{formats.ESTIMATED} (`gram`)" in line
+    assert "tables/speedups_informative.md" in line

@@ -1,6 +1,9 @@
 # Aggregation: run summaries -> tables (the paper's numbers beside) and figures, each a report item.
 
 
+from alphaseed.pipeline.experiments import PAPER_STUDY, studies
+
+
 report: "../report/workflow.rst"
 
 
@@ -83,11 +86,21 @@ rule kernel_facts:
         "../scripts/publish.py"
 
 
+# Table 1's runs of each study beyond the paper, for the published README's findings.
+STUDY_TABLE1_SUMMARIES = [
+    str(job.record_path(f"{PUBLISHED}/runs"))
+    for study in studies(config)
+    if study != PAPER_STUDY
+    for job in expand_experiments(config, study)["table1"]
+]
+
+
 rule publish:
     input:
         **{kind: run_summaries(kind) for kind in KINDS},
         kernel=KERNEL_FACTS,
         paper=PAPER_RESULTS,
+        studies=STUDY_TABLE1_SUMMARIES,
     output:
         tables=PUBLISHED_TABLES,
         figures=PUBLISHED_FIGURES,

@@ -11,7 +11,7 @@ from alphaseed.pipeline.environment import pin_native_libraries
 pin_native_libraries(snakemake.threads)
 
 from alphaseed.cli import main  # noqa: E402
-from alphaseed.pipeline.experiments import PAPER_STUDY, TABLE_KINDS, studies  # noqa: E402
+from alphaseed.pipeline.experiments import PAPER_STUDY, TABLE_KINDS, expand_experiments, studies  # noqa: E402
 from alphaseed.report.publish import publish  # noqa: E402
 
 with open(snakemake.log[0], "w", buffering=1) as log, redirect_stdout(log), redirect_stderr(log):
@@ -19,7 +19,8 @@ with open(snakemake.log[0], "w", buffering=1) as log, redirect_stdout(log), redi
         sys.exit(main(snakemake.params.arguments))
     groups = {kind: list(snakemake.input[kind]) for kind in TABLE_KINDS if kind in snakemake.input.keys()}
     folder, kernel = Path(snakemake.output.readme).parent, Path(snakemake.input.kernel[0]).parent
-    beyond = [study for study in studies(snakemake.config) if study != PAPER_STUDY]
+    beyond = {study: [str(job.record_path(folder / "runs")) for job in expand_experiments(snakemake.config, study)["table1"]]
+              for study in studies(snakemake.config) if study != PAPER_STUDY}
     written = publish(groups, folder, snakemake.input.paper, kernel_folder=kernel, studies=beyond,
                       allow_dirty=snakemake.config["publish_allow_dirty"])
     print("\n".join(map(str, written)))

@@ -163,7 +163,8 @@ def _wall_times(runs: pd.DataFrame) -> list[str]:
 NEAR_IDENTITY = 0.01
 
 
-def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None) -> list[str]:
+def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None,
+             studies: dict[str, pd.DataFrame] | None = None) -> list[str]:
     """The README's first section: what Table 1 shows a reader first, each line with its figures and
     where to look.
 
@@ -174,14 +175,16 @@ def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None) -> list
     facts : dict of str to dict, optional
         The kernel facts of each dataset (``pipeline.kernel_facts``), for the datasets whose kernel is
         (nearly) the identity.
+    studies : dict of str to DataFrame, optional
+        Each study beyond the paper's Table 1 comparison frame, for what seeding saves there.
 
     Returns
     -------
     list of str
         Markdown bullets: LibSVM's iterations against the paper's, the datasets where the paper's gamma
         makes the kernel (nearly) the identity, what seeding itself buys in one engine (cold/method),
-        seeding and engine together against LibSVM beside the paper's ratio, and the paper's rows not
-        run here.
+        seeding and engine together against LibSVM beside the paper's ratio, the same on each study's
+        informative kernels, and the paper's rows not run here.
     """
     mode = table1["kernel_mode"].fillna(PAPER_KERNEL_MODE)
     faithful = table1[mode == PAPER_KERNEL_MODE]
@@ -219,6 +222,7 @@ def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None) -> list
         f"`{PAPER_KERNEL_MODE}` mode): {'; '.join(o for o in own if ' on ' in o) or 'no seeded run'}. {table}.",
         f"- **Against LibSVM**, engine and seeding together (libsvm/method; the paper's ratio credits its "
         f"seeding alone): {'; '.join(a for a in against if ' on ' in a) or 'no seeded run'}. {table}.",
+        *(line for study, frame in (studies or {}).items() for line in _study_finding(study, frame)),
     ]
     if len(missing):
         cells = ", ".join(f"{row['dataset']} {row['method']}" for _, row in missing.iterrows())
@@ -244,7 +248,32 @@ def _identity_finding(libsvm: dict, facts: dict[str, dict]) -> list[str]:
             "identity); the informative-kernel study asks it on scaled data."]
 
 
-def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=(), facts: dict | None = None) -> str:
+def _study_finding(study: str, table1: pd.DataFrame) -> list[str]:
+    """What SIR saves over the cold start on a study's datasets, both in one kernel mode: the paper's where it
+    ran, else the fast one."""
+    cells = []
+    for dataset in formats.ordered(table1["dataset"], formats.DATASET_ORDER):
+        runs = table1[(table1["dataset"] == dataset) & table1["seconds_total"].notna()]
+        mode = runs["kernel_mode"].fillna(PAPER_KERNEL_MODE)
+        for kernel_mode in dict.fromkeys([PAPER_KERNEL_MODE, *mode]):
+            sir, cold = runs[(runs["method"] == "sir") & (mode == kernel_mode)], runs[(runs["method"] == "cold")
+                                                                                      & (mode == kernel_mode)]
+            if len(sir) and len(cold):
+                sir = sir.iloc[0]
+                saved = 1 - sir["iterations"] / cold.iloc[0]["iterations"]
+                cells.append(f"{dataset} {100 * saved:.0f} % of the iterations, cold/SIR "
+                             f"{formats.figure_cell('speedup_cold', formats.format_ratio)(sir, 'this run')}"
+                             f" (`{kernel_mode}`)")
+                break
+    if not cells:
+        return []
+    name = tables.study_names(study)["comparison"]
+    return [f"- **On informative kernels** (study `{study}`, C and gamma from a grid search), SIR saves "
+            f"{'; '.join(cells)}. [tables/{name}.md](tables/{name}.md)."]
+
+
+def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies: dict | None = None,
+                    facts: dict | None = None) -> str:
     """The published folder's README, its links relative to the folder.
 
     Parameters
@@ -253,8 +282,9 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=(), facts:
         Table 1's comparison frame (``tables.comparison``).
     runs : DataFrame
         One row per run (``runs.runs_frame``).
-    studies : sequence of str
-        The studies beyond the paper whose tables the folder holds too (linked).
+    studies : dict of str to DataFrame, optional
+        The studies beyond the paper whose tables the folder holds too (linked), each to its Table 1
+        comparison frame (``findings``).
     facts : dict of str to dict, optional
         The kernel facts of each dataset (``findings``).
 
@@ -280,7 +310,7 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=(), facts:
         "",
         "## What we found",
         "",
-        *findings(table1, facts),
+        *findings(table1, facts, studies),
         "",
         "## Table 1, beside the paper's",
         "",
@@ -307,6 +337,6 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies=(), facts:
         "threads, wall time per job",
         *[f"- beyond the paper, the study `{study}` (its own tables, never mixed into the paper's rows): "
           f"[tables/{tables.study_names(study)['comparison']}.md](tables/"
-          f"{tables.study_names(study)['comparison']}.md) and the `*_{study}` tables beside it" for study in studies],
+          f"{tables.study_names(study)['comparison']}.md) and the `*_{study}` tables beside it" for study in studies or {}],
         "",
     ])

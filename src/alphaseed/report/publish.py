@@ -68,9 +68,10 @@ def publish_folder(runs_folder: str | os.PathLike, out: str | os.PathLike, paper
     if not paper_paths:
         raise PublishError(f"{runs_folder}: no run summary outside the studies beyond the paper "
                            f"({', '.join(sorted(studies))})")
+    study_table1 = {study: group_runs(study_paths, read_runs(study_paths))["table1"]
+                    for study, study_paths in of_study.items() if study_paths}
     written = publish(group_runs(paper_paths, read_runs(paper_paths)), out, paper_path, kernel_folder=kernel_folder,
-                      studies=[study for study, study_paths in of_study.items() if study_paths],
-                      allow_dirty=allow_dirty)
+                      studies=study_table1, allow_dirty=allow_dirty)
     for study, study_paths in of_study.items():
         if study_paths:
             written += tables.write_tables(group_runs(study_paths, read_runs(study_paths)), paper_path,
@@ -79,7 +80,8 @@ def publish_folder(runs_folder: str | os.PathLike, out: str | os.PathLike, paper
 
 
 def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | os.PathLike, *,
-            kernel_folder: str | os.PathLike | None = None, studies=(), allow_dirty: bool = False) -> list[Path]:
+            kernel_folder: str | os.PathLike | None = None, studies: dict | None = None,
+            allow_dirty: bool = False) -> list[Path]:
     """Rebuild the published folder ``out`` from the run summaries (or records) of each table kind.
 
     Parameters
@@ -92,8 +94,9 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
         The paper's numbers.
     kernel_folder : path, optional
         The kernel facts, ``{dataset}.json`` (default ``out/kernel``).
-    studies : sequence of str
-        The studies beyond the paper whose tables the folder holds too, linked from its README.
+    studies : dict, optional
+        Each study beyond the paper whose tables the folder holds too, to the run files of its Table 1:
+        linked from the README, and their seeding beside the paper's in its findings.
     allow_dirty : bool, default False
         Publish runs made in a checkout with uncommitted changes, whose code no commit holds:
         refused unless allowed, and then counted in the README and ``provenance.md``.
@@ -127,6 +130,8 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
     document += "\n# Deviations from the paper, measured\n\n" + "\n".join(deviations)
     formats.write_text(out / "paper_vs_reproduced.md", document)
     formats.write_text(out / "provenance.md", provenance_document(runs, summaries))
-    formats.write_text(out / "README.md", readme_document(frames["table1"], runs, studies=studies, facts=facts))
+    study_frames = {study: tables.comparison(tables.load_runs(paths), paper, "table1")
+                    for study, paths in (studies or {}).items()}
+    formats.write_text(out / "README.md", readme_document(frames["table1"], runs, studies=study_frames, facts=facts))
     written += [out / name for name in ("runs.csv", "paper_vs_reproduced.md", "provenance.md", "README.md")]
     return written
