@@ -13,7 +13,8 @@ import pytest
 from scipy import stats
 
 from alphaseed import cross_validate
-from alphaseed.cv import RoundRecord, RoundSeconds, interval_share
+from alphaseed.cv import RoundRecord, RoundSeconds
+from alphaseed.cv.estimate import settled
 from alphaseed.cv.cross_validation import _Outcome, _summarise
 from alphaseed.errors import ConfigError
 
@@ -36,7 +37,7 @@ def summarise(method: str, n_folds: int, seeds: list[float], rests: list[float],
     predictions[: len(rounds)] = 1
     engine = SimpleNamespace(seconds_kernel=0.5, seconds_full_model=full_model, seconds_compile=0.0,
                              seconds_conversion=0.0, iterations_full_model=0)
-    settings = dict(method=method, k=n_folds, n_folds=n_folds, n=n, dim=2, seed=0, max_rounds=len(rounds),
+    settings = dict(method=method, k=n_folds, n_folds=n_folds, n=n, dim=2, seed=0, max_rounds=len(rounds), until_interval=None,
                     kernel_mode="cache", C=1.0, gamma=0.5, eps=1e-3, cache_mb=100.0, shrinking=True,
                     folds=np.arange(n), started_utc="")
     return _summarise(_Outcome(rounds, predictions, np.ones(n)), engine, settings)
@@ -103,19 +104,27 @@ def test_the_interval_is_students_over_the_alike_rounds():
 
 def test_a_run_stops_at_the_first_round_whose_interval_is_narrow_enough():
     """Catches a run that ignores until_interval (runs all 60 rounds), stops before three alike rounds,
-    or stops later than the first round at which the interval is within the share asked for."""
+    or stops later than the first round at which the iterations' interval is within the share asked for."""
     rng = np.random.default_rng(1)
     y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
     X = rng.normal(size=(60, 3)) + y[:, None]
-    result = cross_validate(X, y, 1.0, 0.5, "loo", "sir", max_rounds=60, until_interval=0.3)
-    assert 1 + 3 <= result.rounds_run < 60
-    assert result.interval <= 0.3
+    result = cross_validate(X, y, 1.0, 0.5, "loo", "cold", max_rounds=60, until_interval=0.1)
+    assert 3 <= result.rounds_run < 60
+    assert result.interval_iterations <= 0.1
+    iterations = [r.iterations for r in result.rounds]
+    assert all(not settled(iterations[:m], 60 - m, "cold", 0.1) for m in range(result.rounds_run))
+    assert settled(iterations, 60 - result.rounds_run, "cold", 0.1)
 
-    def share(m: int) -> float:
-        return interval_share([r.seconds.total for r in result.rounds[:m]], 60 - m, "sir", result.seconds_kernel)
 
-    assert share(result.rounds_run) == pytest.approx(result.interval)
-    assert all(share(m) > 0.3 for m in range(4, result.rounds_run))
+def test_a_sample_of_rounds_that_took_no_iteration_settles_nothing():
+    """Catches stopping on three seeded leave-one-out rounds that each took no iteration (an interval of zero
+    width): where a few rounds cost the most, the sample must hold five that worked, or be all of that kind."""
+    wide = 0.99   # every interval here is narrower: only the rule on the rounds that worked decides
+    assert not settled([400, 0, 0, 0], 100, "sir", wide)
+    assert not settled([400, 0, 0, 0, 30, 30, 31, 30], 100, "sir", wide)   # four of seven worked
+    assert settled([400, 30, 30, 31], 100, "sir", wide)                    # three of three worked
+    assert settled([400, 0, 30, 30, 31, 30, 30], 100, "sir", wide)        # five of six worked
+    assert not settled([400, 30, 30], 100, "sir", wide)                    # two alike rounds only
 
 
 @pytest.mark.parametrize("options", [{"until_interval": 0.2}, {"until_interval": 1.5, "max_rounds": 9}])

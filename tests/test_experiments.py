@@ -52,7 +52,8 @@ def test_paper_config_lists_every_job_of_the_paper():
     assert len(paper["table1"]) == 4 * 5 + 1 and len(paper["table3"]) == 4 * 3 * 3 + 3
     assert len(paper["loo"]) == 4 * 7 + 1
     mnist = [j for kind_jobs in paper.values() for j in kind_jobs if j.dataset == "mnist"]
-    assert {(j.method, j.max_rounds) for j in mnist} == {("cold", 1)}
+    assert {(j.method, j.max_rounds, j.stands_in) for j in mnist} == {("cold", 1, True)}
+    assert not any(j.stands_in for kind_jobs in jobs.values() for j in kind_jobs if j.dataset != "mnist")
     assert {j.k for j in mnist} == {"3", "10", "100", "loo"}
     fast = [j for j in all_jobs(config, "paper") if j.kernel_mode == "auto"]
     # cold and sir at k = 3, 10, 100 and mir at k = 10, on all five sets; Table 1's k = 10 ones are among them;

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from alphaseed import cross_validate
-from alphaseed.cv import RoundJournal
+from alphaseed.cv import RoundJournal, cross_validation
 from alphaseed.cv.journal import _write_solution
 from alphaseed.errors import ConfigError
 
@@ -36,24 +36,48 @@ def cut_after(rounds: int):
 @pytest.mark.parametrize("k, method, max_rounds", [(10, "sir", None), (10, "ato", None), (10, "mir", None),
                                                    (5, "cold", None), (5, "libsvm", None), ("loo", "top", 20),
                                                    ("loo", "avg", 20)])
-def test_a_run_cut_short_resumes_to_the_uncut_runs_result(tmp_path, k, method, max_rounds):
+def test_a_run_cut_short_resumes_to_the_uncut_runs_result(tmp_path, monkeypatch, k, method, max_rounds):
     """Catches a resumed seeded round started cold or from a solution other than the round before's (its
     iterations differ), finished rounds run again or their predictions lost, and avg's and top's full
-    model not read back (its iterations counted twice, or its seconds those of another training)."""
+    model trained again instead of read back (with its own seconds)."""
     X, y = data()
     uncut = cross_validate(X, y, 10.0, 0.3, k, method, max_rounds=max_rounds)
     with pytest.raises(Cut):
         cross_validate(X, y, 10.0, 0.3, k, method, max_rounds=max_rounds, journal=RoundJournal(tmp_path),
                        progress=cut_after(3))
+    kept = RoundJournal(tmp_path).full_model()
     ran = []
-    resumed = cross_validate(X, y, 10.0, 0.3, k, method, max_rounds=max_rounds, journal=RoundJournal(tmp_path),
-                             progress=lambda done, total, iterations, elapsed: ran.append(done))
-    assert resumed.rounds_resumed == 3
+    for engine in (cross_validation._SolverEngine, cross_validation._LibsvmEngine):
+        def counted(self, h, split, previous, run=engine.run_round):
+            ran.append(h)
+            return run(self, h, split, previous)
+        monkeypatch.setattr(engine, "run_round", counted)
+    resumed = cross_validate(X, y, 10.0, 0.3, k, method, max_rounds=max_rounds, journal=RoundJournal(tmp_path))
+    assert resumed.rounds_resumed == 3 and ran == list(range(4, resumed.rounds_run + 1))
     assert [(r.round, r.iterations, r.objective, r.n_correct) for r in resumed.rounds] == \
         [(r.round, r.iterations, r.objective, r.n_correct) for r in uncut.rounds]
     assert np.array_equal(resumed.predictions, uncut.predictions)
     assert (resumed.iterations, resumed.iterations_full_model) == (uncut.iterations, uncut.iterations_full_model)
+    if kept is not None:
+        assert resumed.seconds_full_model == kept[1]
+    assert (kept is not None) == (method in ("avg", "top"))
     assert len(list(tmp_path.glob("previous-*.npz"))) == (1 if method in ("ato", "mir", "sir") else 0)
+
+
+def test_a_run_that_stops_at_its_interval_stops_at_the_same_round_resumed(tmp_path):
+    """Catches a stopping rule that reads the clock (seconds), so that where a run stops, and with it its predictions
+    and accuracy, would differ from run to run, and from a resumed run."""
+    X, y = data(150)
+    uncut = cross_validate(X, y, 10.0, 0.3, "loo", "sir", max_rounds=100, until_interval=0.3)
+    again = cross_validate(X, y, 10.0, 0.3, "loo", "sir", max_rounds=100, until_interval=0.3)
+    assert 4 <= uncut.rounds_run == again.rounds_run < 100
+    with pytest.raises(Cut):
+        cross_validate(X, y, 10.0, 0.3, "loo", "sir", max_rounds=100, until_interval=0.3,
+                       journal=RoundJournal(tmp_path), progress=cut_after(3))
+    resumed = cross_validate(X, y, 10.0, 0.3, "loo", "sir", max_rounds=100, until_interval=0.3,
+                             journal=RoundJournal(tmp_path))
+    assert resumed.rounds_run == uncut.rounds_run
+    assert np.array_equal(resumed.predictions, uncut.predictions)
 
 
 def test_a_journal_of_another_run_is_refused(tmp_path):
@@ -106,3 +130,18 @@ def test_the_cli_removes_the_journal_once_the_record_is_written(tmp_path, monkey
     assert status == 0
     assert not journal.exists()
     assert json.loads((tmp_path / "run.json").read_text())["summary"]["rounds_resumed"] == 0
+
+
+def test_the_cli_starts_afresh_on_a_journal_timed_on_another_cpu(tmp_path, capsys):
+    """Catches a record whose rounds were timed on two kinds of machine (a journal of one CPU resumed on another)."""
+    from alphaseed.cli import _journal
+    from alphaseed.pipeline.provenance import cpu_model
+
+    X, y = data()
+    with pytest.raises(Cut):
+        cross_validate(X, y, 10.0, 0.3, 5, "sir", journal=RoundJournal(tmp_path / "j", stamp={"cpu": "Other CPU"}),
+                       progress=cut_after(2))
+    journal = _journal(tmp_path / "j")
+    assert "timed on Other CPU" in capsys.readouterr().err and not (tmp_path / "j").exists()
+    assert journal.stamp["cpu"] == cpu_model()
+    assert cross_validate(X, y, 10.0, 0.3, 5, "sir", journal=journal).rounds_resumed == 0

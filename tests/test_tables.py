@@ -351,10 +351,14 @@ def test_a_fast_run_that_resolved_to_cache_mode_is_never_paper_faithful():
 
 
 def test_our_paper_faithful_cold_start_stands_in_for_a_libsvm_that_did_not_run(tmp_path):
-    """Catches a LibSVM cell left empty where our cold start ran in the paper's setting (MNIST), a stand-in not
-    marked in its cell, its ratios or the notes, a stand-in taken from a fast-mode cold run, and one put where
-    LibSVM did run (Heart)."""
-    records = [make_record("mnist", 10, "cold", 2.0, 100, max_rounds=1),
+    """Catches a LibSVM cell left empty where a cold start in the paper's setting ran to stand in for it (MNIST), a
+    stand-in not marked in its cell, its ratios or the notes, one taken from a fast-mode cold run or from a cold run
+    not marked to stand in (Adult, whose LibSVM run is merely missing), one put where LibSVM did run (Heart), and a
+    cold/libsvm ratio of the cold run over itself."""
+    standing = make_record("mnist", 10, "cold", 2.0, 100, max_rounds=1)
+    standing["stands_in_for"] = "libsvm"
+    unmarked = make_record("adult", 10, "cold", 2.0, 100, max_rounds=1)   # LibSVM's run is merely missing
+    records = [standing, unmarked,
                make_record("mnist", 10, "cold", 0.1, 100, kernel_mode="auto"),
                make_record("mnist", 10, "sir", 0.5, 30, kernel_mode="auto"),
                make_record("heart", 10, "libsvm", 0.3, 50), make_record("heart", 10, "cold", 0.2, 50)]
@@ -362,6 +366,8 @@ def test_our_paper_faithful_cold_start_stands_in_for_a_libsvm_that_did_not_run(t
                               tables.read_paper_results(PAPER_RESULTS), "table1")
     libsvm = frame[frame["label"] == "libsvm"].set_index("dataset")
     assert libsvm.loc["mnist", "stand_in"] and not libsvm.loc["heart", "stand_in"]
+    assert not libsvm.loc["adult", "stand_in"] and np.isnan(libsvm.loc["adult", "seconds_total"])  # the paper's row
+    assert np.isnan(libsvm.loc["mnist", "speedup_cold"])
     assert libsvm.loc["mnist", "seconds_total"] == pytest.approx(20.0)   # the cache-mode cold run's, not auto's
     sir = frame[(frame["dataset"] == "mnist") & (frame["label"] == "sir (auto)")].iloc[0]
     assert sir["speedup_libsvm"] == pytest.approx(20.0 / 5.0) and sir["speedup_libsvm_stand_in"]

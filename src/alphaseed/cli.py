@@ -107,6 +107,9 @@ def _cv_command(commands) -> None:
     cv.add_argument("--chains", type=int, default=1, metavar="N",
                     help="run the rounds as N chains of consecutive rounds, at once on the threads "
                          "(NUMBA_NUM_THREADS); each chain starts as round 1 does (default 1, the paper's)")
+    cv.add_argument("--stands-in-for-libsvm", action="store_true",
+                    help="mark the run (a cold start in kernel mode cache, which takes LibSVM's steps) as standing "
+                         "in for LibSVM in the tables where LibSVM did not run")
     cv.add_argument("--journal", type=Path, metavar="DIR",
                     help="keep each finished round in DIR and resume at the first round it lacks (DIR is "
                          "removed once the record is written; a DIR of another run or commit is refused)")
@@ -300,15 +303,14 @@ def _solver_options(args, config: dict):
 
 def _cv(args) -> None:
     """``alphaseed cv``: one cross-validation, its run record and, if asked, its summary."""
-    from .cv import RoundJournal, cross_validate
-    from .pipeline.provenance import MachineWatch, collect_provenance, git_state
+    from .cv import cross_validate
+    from .pipeline.provenance import MachineWatch, collect_provenance
     from .pipeline.records import build_run_record, write_run_record
 
     start = time.perf_counter()
     data = _load(args, need_C_gamma=True)
     watch = MachineWatch()
-    # A run resumed at another commit would mix two engines' rounds in one record.
-    journal = None if args.journal is None else RoundJournal(args.journal, stamp={"git": git_state()})
+    journal = None if args.journal is None else _journal(args.journal)
 
     def progress(done: int, rounds: int, iterations: int, elapsed: float) -> None:
         print(f"{data.name} k={args.k} {args.method}: round {done}/{rounds}, {iterations} iterations, "
@@ -320,7 +322,10 @@ def _cv(args) -> None:
                             options=_solver_options(args, data.config))
     provenance = collect_provenance(data.described, data.fingerprint, result.started_utc, result.finished_utc,
                                     watch.shares())
-    record = build_run_record(result, data.name, provenance, subsample=args.subsample)
+    if args.stands_in_for_libsvm and (result.method, result.kernel_mode) != ("cold", "cache"):
+        raise ConfigError("--stands-in-for-libsvm: only a cold start in kernel mode cache takes LibSVM's steps")
+    record = build_run_record(result, data.name, provenance, subsample=args.subsample,
+                              stands_in_for="libsvm" if args.stands_in_for_libsvm else None)
     write_run_record(args.out, record)
     if args.summary is not None:
         from .pipeline.summaries import summarise, write_summary
@@ -334,6 +339,21 @@ def _cv(args) -> None:
         estimated = f" (estimated from {result.rounds_run} rounds{interval})"
     print(f"{data.name} k={args.k} {args.method}: accuracy {result.accuracy:.2f}%, "
           f"{result.iterations} iterations, {result.seconds:.3f} s{estimated} -> {args.out}")
+
+
+def _journal(folder: Path):
+    """The run's journal, stamped with the commit (a resumed run of other code is refused) and the CPU: rounds
+    timed on another kind of CPU are dropped, so that one record's seconds come from one machine."""
+    from .cv import RoundJournal
+    from .pipeline.provenance import cpu_model, git_state
+
+    journal = RoundJournal(folder, stamp={"git": git_state(), "cpu": cpu_model()})
+    written = journal.written_stamp()
+    if written is not None and written.get("cpu") != journal.stamp["cpu"]:
+        print(f"{folder}: its rounds were timed on {written.get('cpu')}, this machine's CPU is "
+              f"{journal.stamp['cpu']}: the job starts afresh", file=sys.stderr)
+        journal.remove()
+    return journal
 
 
 def _search(args) -> None:

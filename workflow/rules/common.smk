@@ -131,6 +131,8 @@ def cv_arguments(wildcards):
         arguments += ["--max-rounds", str(job.max_rounds)]
     if job.until_interval is not None:
         arguments += ["--until-interval", str(job.until_interval)]
+    if job.stands_in:
+        arguments.append("--stands-in-for-libsvm")
     return arguments
 
 

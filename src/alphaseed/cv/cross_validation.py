@@ -53,11 +53,12 @@ left: every round for `libsvm`, `cold`, `avg`, `top` and `full` (whose every rou
 from the full model), but only the seeded rounds 2..R for `ato`, `mir` and `sir`, whose cold round 1
 would inflate ``rest`` and deflate ``init``. Those methods therefore refuse ``max_rounds = 1``
 (no seeded round to extrapolate from) unless that already covers every round. ``until_interval``
-stops a cut run sooner, once that interval is narrow enough.
+stops a cut run sooner, once its iterations' interval (``interval_iterations``) is narrow enough.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import sys
 import threading
@@ -76,7 +77,7 @@ from ..kernel import (
 )
 from ..seeding import FROM_FULL_MODEL, LOO_ONLY, SEEDERS
 from ..solver import SolverOptions, check_C, solve, warmup
-from .estimate import MIN_LIKE_ROUNDS, alike_rounds_run, cold_first_round, extrapolate, interval_share
+from .estimate import cold_first_round, extrapolate, interval_share, settled
 from .journal import RoundJournal
 from .folds import CUSTOM, LEAVE_ONE_OUT, KFoldRounds, custom_rounds, resolve_k, stratified_folds, trained_on
 from .results import PAPER_KERNEL_MODE, CVResult, RoundRecord, utc_now
@@ -124,8 +125,8 @@ def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None
     max_rounds : int, optional
         Run only the first rounds; estimate the totals (seconds and iterations) from them.
     until_interval : float, optional
-        With ``max_rounds``: stop before it once the estimated seconds' 95 % interval is within
-        +- this share of them (``estimate.MIN_LIKE_ROUNDS`` alike rounds at least).
+        With ``max_rounds``: stop before it once the estimated iterations' 95 % interval is within
+        +- this share of them (``estimate.settled``), the same rounds in every run of it.
     journal : RoundJournal, optional
         Keep each finished round there, and resume at the first round it lacks (one chain only):
         a run cut short loses only the round in flight, and the result is the uncut run's.
@@ -160,14 +161,13 @@ def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None
         if len(plan.layout) > 1:
             raise ConfigError("a journal keeps one chain of rounds; run with chains=1")
         journal.open(dict(method=method, k=plan.k, n_folds=len(plan.splits), seed=seed, C=C, gamma=gamma,
-                          eps=float(options.eps), cache_mb=options.cache_mb, shrinking=bool(options.shrinking),
-                          kernel_mode=options.kernel_mode, max_rounds=max_rounds, until_interval=until_interval),
+                          max_rounds=max_rounds, until_interval=until_interval, options=dataclasses.asdict(options)),
                      X, y)
     with numba_threads(jobs):
         engine.compile(verbose=verbose)
         outcome = _run_rounds(engine, plan, y, progress, verbose, journal)
     settings = dict(method=method, k=plan.k, n_folds=len(plan.splits), n=y.shape[0], dim=engine.dim, seed=seed,
-                    max_rounds=max_rounds, kernel_mode=engine.kernel_mode, chains=len(plan.layout), C=C, gamma=gamma,
+                    max_rounds=max_rounds, until_interval=until_interval, kernel_mode=engine.kernel_mode, chains=len(plan.layout), C=C, gamma=gamma,
                     eps=float(options.eps), cache_mb=float(engine.cache_mb), shrinking=bool(options.shrinking),
                     folds=plan.folds, started_utc=started, classes=classes, requested_kernel_mode=engine.requested_mode)
     return _summarise(outcome, engine, settings)
@@ -187,12 +187,11 @@ class _Plan:
     until_interval: float | None = None
     layout: list[list[int]] | None = None
 
-    def narrow_enough(self, records: list[RoundRecord], fixed_seconds: float) -> bool:
-        """Whether the rounds run estimate the seconds within ``until_interval``."""
-        if self.until_interval is None or alike_rounds_run(len(records), self.method) < MIN_LIKE_ROUNDS:
-            return False
-        share = _interval_share(records, len(self.splits), self.method, fixed_seconds)
-        return share is not None and share <= self.until_interval
+    def narrow_enough(self, records: list[RoundRecord], full_model_iterations: int) -> bool:
+        """Whether the rounds run estimate the iterations within ``until_interval`` (``estimate.settled``)."""
+        return self.until_interval is not None and settled(
+            [r.iterations for r in records], len(self.splits) - len(records), self.method, self.until_interval,
+            full_model_iterations)
 
 
 def _plan(k, cv, X, y, *, seed: int = 0, method: str = COLD, max_rounds=None, until_interval=None) -> _Plan:
@@ -214,8 +213,7 @@ def _layout(rounds: int, method: str, kernel_mode: str, chains: int, *, explicit
     is a cold start, and the method asked for would seed nothing."""
     single = max_rounds is not None or method == LIBSVM or kernel_mode == "shared"
     if not explicit:
-        seeds_from_previous = method in SEEDERS and method not in FROM_FULL_MODEL
-        most = max(1, rounds // 2) if seeds_from_previous else rounds
+        most = max(1, rounds // 2) if cold_first_round(method) else rounds
         return chain_layout(rounds, 1 if single else min(chains, most))
     layout = chain_layout(rounds, chains)
     if len(layout) > 1 and (max_rounds is not None or method == LIBSVM):
@@ -255,7 +253,7 @@ def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback |
     def run_chain(chain: list[int]) -> list[RoundRecord]:
         records, previous = [], engine.first_previous()
         for h in chain:
-            if plan.narrow_enough(records, engine.seconds_kernel + engine.seconds_full_model):
+            if plan.narrow_enough(records, engine.iterations_full_model):
                 break
             train, test = plan.splits[h - 1]
             if h in finished:
@@ -373,15 +371,12 @@ def _summarise(outcome: _Outcome, engine, settings: dict) -> CVResult:
         iterations_full_model=engine.iterations_full_model,
         estimated=rounds_left > 0,
         rounds_resumed=outcome.resumed,
-        interval=_interval_share(rounds, settings["n_folds"], method, fixed),
+        interval=interval_share([r.seconds.total for r in rounds], rounds_left, method, fixed),
+        interval_iterations=interval_share(iterations, rounds_left, method, engine.iterations_full_model),
         iteration_cap_hit=any(r.iteration_cap_hit for r in rounds),
         rounds=rounds,
         finished_utc=utc_now(),
     )
-
-
-def _interval_share(rounds: list[RoundRecord], n_folds: int, method: str, fixed_seconds: float) -> float | None:
-    return interval_share([r.seconds.total for r in rounds], n_folds - len(rounds), method, fixed_seconds)
 
 
 class _LibsvmEngine:

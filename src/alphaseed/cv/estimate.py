@@ -8,8 +8,17 @@ number. For `ato`, `mir` and `sir` round 1 is cold and the rounds left are seede
 The estimate's 95 % interval is the Student t interval of that mean, times the rounds left. The
 rounds of a leave-one-out run test the instances in the order of a seeded shuffle
 (``folds.stratified_folds``), so its first rounds are a simple random sample of the instances, and
-the interval is that of a random sample's mean. A run may stop as soon as the interval is narrow
-enough (``until_interval``), after ``MIN_LIKE_ROUNDS`` alike rounds at least.
+the interval is that of a random sample's mean.
+
+A run may stop as soon as the interval of its estimated iterations is narrow enough
+(``until_interval``; ``settled``): iterations, not seconds, so that where it stops (hence its
+predictions and accuracy) is the same in every run of it, a resumed one included, and seconds
+follow iterations within one engine. It needs ``MIN_LIKE_ROUNDS`` alike rounds, and as many of them
+that took iterations as there are alike rounds, up to ``MIN_WORKING_ROUNDS``: a seeded
+leave-one-out round takes no iteration where the instance left out moves no alpha, so most rounds
+may cost next to nothing and a few the most; an interval over a sample that holds none (or a
+handful) of the costly rounds would be narrow and wrong. Five is the usual floor for a normal
+approximation of a share (n p >= 5).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ CONFIDENCE = 0.95
 # Two alike rounds give a standard deviation but a t factor of 12.7; three are the fewest with which
 # an interval of +-20 % is within reach of rounds that vary by a few percent.
 MIN_LIKE_ROUNDS = 3
+MIN_WORKING_ROUNDS = 5
 
 
 def cold_first_round(method: str) -> bool:
@@ -54,8 +64,11 @@ def extrapolate(per_round, rounds_left: int, method: str) -> float:
     """
     values = np.asarray(per_round, dtype=np.float64)
     total = float(values.sum())
-    if rounds_left:
-        total += float(values[like_rounds(method)].mean()) * rounds_left
+    alike = values[like_rounds(method)]
+    if rounds_left and alike.size:
+        total += float(alike.mean()) * rounds_left
+    elif rounds_left:
+        raise ValueError(f"no round run like the {rounds_left} left to estimate them from")
     return total
 
 
@@ -85,18 +98,18 @@ def half_width(per_round, rounds_left: int, method: str) -> float | None:
     return float(t * sample.std(ddof=1) / np.sqrt(sample.size) * rounds_left)
 
 
-def interval_share(per_round_seconds, rounds_left: int, method: str, fixed_seconds: float = 0.0) -> float | None:
-    """Half the 95 % interval of a run's estimated seconds, as a share of them.
+def interval_share(per_round, rounds_left: int, method: str, fixed: float = 0.0) -> float | None:
+    """Half the 95 % interval of a run's estimated total (seconds or iterations), as a share of it.
 
     Parameters
     ----------
-    per_round_seconds : array-like
-        Each round run's seconds, in round order.
+    per_round : array-like
+        Each round run's figure, in round order.
     rounds_left : int
         The rounds not run.
     method : str
         The method (``like_rounds``).
-    fixed_seconds : float, default 0
+    fixed : float, default 0
         What the run spends once, outside its rounds (the kernel, the full model).
 
     Returns
@@ -104,11 +117,35 @@ def interval_share(per_round_seconds, rounds_left: int, method: str, fixed_secon
     float or None
         ``half_width`` over the estimated total; None where ``half_width`` is.
     """
-    width = half_width(per_round_seconds, rounds_left, method)
-    total = fixed_seconds + extrapolate(per_round_seconds, rounds_left, method)
+    width = half_width(per_round, rounds_left, method)
+    total = fixed + extrapolate(per_round, rounds_left, method)
     return None if width is None else (width / total if total > 0 else 0.0)
 
 
-def alike_rounds_run(rounds_run: int, method: str) -> int:
-    """How many of the rounds run are like the rounds left."""
-    return len(range(rounds_run)[like_rounds(method)])
+def settled(iterations_per_round, rounds_left: int, method: str, share: float, full_model_iterations: int = 0) -> bool:
+    """Whether the rounds run estimate the run's iterations within ``share`` (see the module doc).
+
+    Parameters
+    ----------
+    iterations_per_round : array-like
+        Each round run's iterations, in round order.
+    rounds_left : int
+        The rounds not run.
+    method : str
+        The method (``like_rounds``).
+    share : float
+        The half-width of the 95 % interval asked for, as a share of the estimate.
+    full_model_iterations : int, default 0
+        The iterations of `avg`'s and `top`'s model of all instances, part of the total.
+
+    Returns
+    -------
+    bool
+        True once ``MIN_LIKE_ROUNDS`` alike rounds ran, enough of them took iterations, and the interval
+        is within ``share``.
+    """
+    alike = np.asarray(iterations_per_round)[like_rounds(method)]
+    if alike.size < MIN_LIKE_ROUNDS or np.count_nonzero(alike) < min(alike.size, MIN_WORKING_ROUNDS):
+        return False
+    width = interval_share(iterations_per_round, rounds_left, method, full_model_iterations)
+    return width is not None and width <= share

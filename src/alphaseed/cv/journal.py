@@ -70,6 +70,16 @@ class RoundJournal:
                                   f"{', '.join(differing)} differ); delete it to start afresh")
         self._identity = identity
 
+    def written_stamp(self) -> dict | None:
+        """The stamp of the run that wrote the folder, as JSON kept it; None where nothing is written yet.
+
+        Returns
+        -------
+        dict or None
+        """
+        found = self.folder / "identity.json"
+        return json.loads(found.read_text(encoding="utf-8"))["stamp"] if found.exists() else None
+
     def finished(self) -> dict[int, tuple[RoundRecord, np.ndarray]]:
         """Every finished round's record and its test set's predicted labels, by round."""
         rounds = {}
@@ -139,7 +149,8 @@ class RoundJournal:
         solution = _read_solution(self.folder / "full-model.npz")
         if solution is None:
             return None
-        return solution, float(np.load(self.folder / "full-model.npz", allow_pickle=False)["seconds"])
+        with np.load(self.folder / "full-model.npz", allow_pickle=False) as saved:
+            return solution, float(saved["seconds"])
 
     def write_full_model(self, solution: SolveResult, seconds: float) -> None:
         """Keep the model of all instances of `avg` and `top`, and its seconds.

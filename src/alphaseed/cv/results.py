@@ -75,6 +75,8 @@ class CVResult:
         The seed of the folds.
     max_rounds : int or None
         The rounds asked for (None: all).
+    until_interval : float or None
+        The share within which the iterations' interval stopped the run sooner, if asked for.
     accuracy : float
         Percent correct over the instances tested.
     n_tested, n_correct : int
@@ -100,6 +102,8 @@ class CVResult:
     interval : float or None
         Half the 95 % interval of the estimated seconds, as a share of them (0 when nothing is
         estimated; None where fewer than two rounds like those left ran).
+    interval_iterations : float or None
+        The same of the estimated iterations.
     iteration_cap_hit : bool
         Whether any round stopped at the iteration cap.
     folds : ndarray
@@ -130,6 +134,7 @@ class CVResult:
     shrinking: bool
     seed: int
     max_rounds: int | None
+    until_interval: float | None
     accuracy: float
     n_tested: int
     n_correct: int
@@ -148,6 +153,7 @@ class CVResult:
     estimated: bool
     rounds_resumed: int
     interval: float | None
+    interval_iterations: float | None
     iteration_cap_hit: bool
     folds: np.ndarray
     rounds: list[RoundRecord] = field(default_factory=list)

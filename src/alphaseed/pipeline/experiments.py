@@ -47,8 +47,10 @@ class Job:
     max_rounds : int or None
         The rounds to run before the rest is estimated, or None for all.
     until_interval : float or None
-        With ``max_rounds``, stop before it once the estimated seconds' 95 % interval is within
+        With ``max_rounds``, stop before it once the estimated iterations' 95 % interval is within
         +- this share of them; None: run ``max_rounds`` rounds.
+    stands_in : bool
+        A cold start in kernel mode cache that stands in for LibSVM in the tables.
     """
 
     dataset: str
@@ -58,6 +60,7 @@ class Job:
     subsample: int | None
     max_rounds: int | None
     until_interval: float | None = None
+    stands_in: bool = False
 
     @property
     def stem(self) -> str:
@@ -179,7 +182,11 @@ def expand_experiments(config: dict, study: str = PAPER_STUDY) -> dict[str, list
                     rounds = _max_rounds(experiment, dataset, k, method)
                     job = Job(dataset, k, method, experiment.get("kernel_mode", "cache"),
                               _subsample(config, experiment, dataset), rounds,
-                              None if rounds is None else experiment.get("until_interval"))
+                              None if rounds is None else experiment.get("until_interval"),
+                              experiment.get("stands_in_for_libsvm", False))
+                    if job.stands_in and (job.method, job.kernel_mode) != ("cold", "cache"):
+                        raise ConfigError(f"config key 'experiments.{name}': only a cold start in kernel mode "
+                                          f"cache takes LibSVM's steps and can stand in for it, not {job.stem}")
                     identity = (job.dataset, job.k, job.stem)
                     if identity in seen and seen[identity][1] != job:
                         other, first = seen[identity]
@@ -187,7 +194,8 @@ def expand_experiments(config: dict, study: str = PAPER_STUDY) -> dict[str, list
                             f"config key 'experiments.{name}': {job.stem} on {dataset} at k = {k} is also in "
                             f"experiment {other} with other settings (subsample {first.subsample} vs "
                             f"{job.subsample}, max_rounds {first.max_rounds} vs {job.max_rounds}, until_interval "
-                            f"{first.until_interval} vs {job.until_interval}); make them agree"
+                            f"{first.until_interval} vs {job.until_interval}, stands in for LibSVM {first.stands_in} "
+                            f"vs {job.stands_in}); make them agree"
                         )
                     seen.setdefault(identity, (name, job))
                     if experiment.get("study", PAPER_STUDY) == study and job not in jobs[experiment["table"]]:

@@ -66,21 +66,23 @@ RUN_RECORD_SCHEMA = _object({
         "C": _NUMBER, "gamma": _NUMBER, "eps": _NUMBER, "cache_mb": _NUMBER, "shrinking": _BOOL,
         "seed": _INT, "max_rounds": {"type": ["integer", "null"]},
         "subsample": {"type": ["integer", "null"]},
-    }, optional={"chains": {"type": "integer", "minimum": 1}}),
+    }, optional={"chains": {"type": "integer", "minimum": 1}, "until_interval": {"type": ["number", "null"]}}),
     "summary": _object({
         "accuracy": _NUMBER, "n_tested": _INT, "n_correct": _INT, "iterations": _INT,
         "rounds_run": _INT, "rounds_total": _INT, "estimated": _BOOL, "iteration_cap_hit": _BOOL,
         "seconds": _SECONDS_TOTALS, "seconds_measured_total": _NUMBER,
     }, optional={"iterations_full_model": _INT, "iterations_measured": _INT, "rounds_resumed": _INT,
-                 "interval": {"type": ["number", "null"], "minimum": 0}}),
+                 "interval": {"type": ["number", "null"], "minimum": 0},
+                 "interval_iterations": {"type": ["number", "null"], "minimum": 0}}),
     "rounds": {"type": "array", "items": _ROUND},
     "predictions": {"type": "array", "items": {"enum": [-1, 0, 1]}},
     "folds_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
     "provenance": {"type": "object", "required": list(_PROVENANCE_KEYS)},
-}, optional={"requested_kernel_mode": {"type": "string"}})
+}, optional={"requested_kernel_mode": {"type": "string"}, "stands_in_for": {"const": "libsvm"}})
 
 
-def build_run_record(result, dataset: str, provenance: dict, subsample: int | None = None) -> dict:
+def build_run_record(result, dataset: str, provenance: dict, subsample: int | None = None,
+                     stands_in_for: str | None = None) -> dict:
     """The run record of a ``CVResult``.
 
     Parameters
@@ -93,6 +95,8 @@ def build_run_record(result, dataset: str, provenance: dict, subsample: int | No
         ``collect_provenance``'s block.
     subsample : int, optional
         The M of a stratified M-sample the run was on, if any.
+    stands_in_for : {"libsvm"}, optional
+        The method the run stands in for in the tables (a cache-mode cold start for LibSVM).
 
     Returns
     -------
@@ -112,7 +116,7 @@ def build_run_record(result, dataset: str, provenance: dict, subsample: int | No
         "params": {
             "C": result.C, "gamma": result.gamma, "eps": result.eps, "cache_mb": result.cache_mb,
             "shrinking": result.shrinking, "seed": result.seed, "max_rounds": result.max_rounds,
-            "subsample": subsample, "chains": result.chains,
+            "subsample": subsample, "chains": result.chains, "until_interval": result.until_interval,
         },
         "summary": {
             "accuracy": result.accuracy,
@@ -125,6 +129,7 @@ def build_run_record(result, dataset: str, provenance: dict, subsample: int | No
             "rounds_total": result.n_folds,
             "estimated": result.estimated,
             "interval": result.interval,
+            "interval_iterations": result.interval_iterations,
             "rounds_resumed": result.rounds_resumed,
             "iteration_cap_hit": result.iteration_cap_hit,
             "seconds": {
@@ -142,6 +147,7 @@ def build_run_record(result, dataset: str, provenance: dict, subsample: int | No
         "predictions": result.predictions.astype(int).tolist(),
         "folds_sha256": folds_sha256(result.folds),
         "provenance": provenance,
+        **({"stands_in_for": stands_in_for} if stands_in_for else {}),
     }
 
 

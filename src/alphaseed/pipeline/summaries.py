@@ -198,4 +198,5 @@ def _with_estimated_iterations(summary: dict) -> dict:
     round_seconds = [sum(r["seconds"].values()) for r in rounds]
     return {**summary, "summary": {**totals, "iterations_measured": totals["iterations"],
                                    "iterations": once + round(extrapolate(per_round, left, method)),
-                                   "interval": interval_share(round_seconds, left, method, fixed)}}
+                                   "interval": interval_share(round_seconds, left, method, fixed),
+                                   "interval_iterations": interval_share(per_round, left, method, once)}}

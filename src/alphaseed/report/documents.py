@@ -201,7 +201,7 @@ def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None,
     def ratio(row, metric: str, source: str = "this run") -> str:
         return formats.figure_cell(metric, formats.format_ratio)(row, source)
 
-    iterations = [f"{dataset} {formats.format_count(row['iterations'])} against "
+    iterations = [f"{dataset} {formats.figure_cell('iterations', formats.format_count)(row, 'this run')} against "
                   f"{formats.format_count(row['paper_iterations'])} "
                   f"({100 * (row['iterations'] / row['paper_iterations'] - 1):+.1f} %)"
                   for dataset, row in rows("libsvm")
