@@ -200,7 +200,7 @@ def _plan(k, cv, X, y, *, seed: int = 0, method: str = COLD, max_rounds=None, un
     n_folds = len(splits)
     _check_method(method, k == LEAVE_ONE_OUT, None if k == CUSTOM else n_folds)
     if until_interval is not None and (max_rounds is None or not 0 < until_interval < 1):
-        raise ConfigError(f"until_interval is a share between 0 and 1 of the seconds estimated from max_rounds; "
+        raise ConfigError(f"until_interval is a share between 0 and 1 of the iterations estimated from max_rounds; "
                           f"got {until_interval!r} with max_rounds {max_rounds!r}")
     return _Plan(k, folds, splits, _rounds_to_run(max_rounds, n_folds, method), method, until_interval)
 
