@@ -134,15 +134,16 @@ def _start(ctx):
     return alpha, y, shared_pos, added_pos, prev, pos
 
 
-def naive_sir(ctx, K: np.ndarray) -> np.ndarray:
-    """Algorithm 3: each r in R (with alpha_r > 0) gives alpha_r to its most similar unused t."""
+def naive_sir(ctx, K: np.ndarray, floor: float | None = None) -> np.ndarray:
+    """Algorithm 3: each r in R (with alpha_r > 0) gives alpha_r to its most similar unused t;
+    with a ``floor``, Algorithm 3's running maximum starts there and a t must beat it."""
     alpha, y, shared_pos, added_pos, prev, pos = _start(ctx)
     used: set[int] = set()
     for r in ctx.removed:
         r = int(r)
         if prev[r] <= 0.0:
             continue
-        best_t, best_value = None, None
+        best_t, best_value = None, floor
         for t in ctx.added:
             t = int(t)
             if t in used or ctx.y[t] != ctx.y[r]:

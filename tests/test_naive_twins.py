@@ -94,6 +94,41 @@ def test_kfold_seeds_equal_the_naive_twins(problem, data):
 
 @TWIN_SETTINGS
 @given(problem=problems(), data=st.data())
+def test_sir_with_algorithm_3s_threshold_equals_the_naive_twin(problem, data):
+    """Catches ``similarity_floor`` ignored, applied with >= instead of Algorithm 3's strict >, or
+    applied to K in another precision than the float32 the package stores (the twin reads K
+    rounded to float32: far-apart pairs are then exactly 0 and must not qualify)."""
+    _, X, y, C, gamma, max_iter = problem
+    X = X * data.draw(st.sampled_from([1.0, 4.0, 12.0]), label="spread")
+    kernel = KernelMatrix(X, gamma)
+    order = uneven_folds(data, y.size)
+    h = data.draw(st.integers(2, len(order)), label="round")
+    prev = solve(kernel, y, training_set(order, h - 1), C, options=SolverOptions(max_iter=max_iter))
+    ctx = kfold_context(kernel, y, C, order, h, prev)
+    K32 = gaussian_kernel(X, gamma).astype(np.float32).astype(np.float64)
+    event("some pair at K = 0" if (K32 == 0).any() else "no pair at K = 0")
+    np.testing.assert_allclose(SEEDERS["sir"](ctx, similarity_floor=0.0), NAIVE_SEEDERS["sir"](ctx, K32, 0.0),
+                               rtol=0, atol=1e-9 * max(1.0, C))
+
+
+def test_algorithm_3s_threshold_hands_nothing_over_where_the_kernel_is_the_identity():
+    """Catches a floor that still lets a K = 0 partner qualify: where every pair is too far apart
+    for float32, Algorithm 3 hands no alpha over, and T starts at 0 unless AdjustAlpha moves it;
+    the text's rule (no floor) hands every donor's alpha to a partner."""
+    y = np.repeat([1.0, -1.0], 6)
+    X = 100.0 * np.arange(y.size, dtype=float)[:, None]
+    order = [np.array([0, 6]), np.array([1, 7]), np.array([2, 3, 4, 5, 8, 9, 10, 11])]
+    kernel = KernelMatrix(X, 1.0)
+    prev = solve(kernel, y, training_set(order, 1), 1.0)
+    ctx = kfold_context(kernel, y, 1.0, order, 2, prev)
+    added = np.isin(ctx.next_index, ctx.added)
+    assert (prev.alpha > 0).all()
+    np.testing.assert_array_equal(SEEDERS["sir"](ctx, similarity_floor=0.0)[added], 0.0)
+    assert (SEEDERS["sir"](ctx)[added] > 0).all()
+
+
+@TWIN_SETTINGS
+@given(problem=problems(), data=st.data())
 def test_leave_one_out_seeds_equal_the_naive_twins(problem, data):
     """Catches AVG or TOP departing from DeCoste-Wagstaff / Lee et al.: AVG spreading over the
     wrong instances (all of S, SVs only, or with a wrong share), TOP filling in reversed or

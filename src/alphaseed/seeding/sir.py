@@ -12,7 +12,9 @@ Where the paper is ambiguous, chosen here:
 - Algorithm 3 starts its running maximum at 0 with a strict ``>``, so a t with K = 0 (which
   float32 kernels produce for distant points, e.g. raw MNIST) would never be picked. The text's
   definition (K(x_p, x_q) >= K(x_p, x_t) for all t) has no such threshold, so any same-label t
-  qualifies; ties go to the first t in ``ctx.added`` order.
+  qualifies; ties go to the first t in ``ctx.added`` order. ``similarity_floor=0.0`` takes
+  Algorithm 3 literally, to measure what the threshold does to the paper's counts
+  (``benchmarks/paper_counts.py``).
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from .context import SeedContext, carry_shared, layout
 ROW_SLAB_BYTES = 128 << 20
 
 
-def match_most_similar(ctx: SeedContext, donors: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-    """For each donor in order, the position in ``candidates`` it hands over to, or -1."""
+def match_most_similar(ctx: SeedContext, donors: np.ndarray, candidates: np.ndarray, *,
+                       similarity_floor: float | None = None) -> np.ndarray:
+    """For each donor in order, the position in ``candidates`` it hands over to, or -1; with a
+    ``similarity_floor``, only a candidate of K above it qualifies."""
     taken = np.zeros(candidates.size, dtype=bool)
     y_cand = ctx.y[candidates]
     match = np.full(donors.size, -1, dtype=np.int64)
@@ -36,6 +40,8 @@ def match_most_similar(ctx: SeedContext, donors: np.ndarray, candidates: np.ndar
         rows = donors[start:start + slab]
         score = ctx.kernel.block(rows, candidates)
         score[ctx.y[rows][:, None] != y_cand[None, :]] = -np.inf
+        if similarity_floor is not None:
+            score[score <= similarity_floor] = -np.inf
         for i in range(rows.size):
             row = score[i]
             row[taken] = -np.inf
@@ -46,7 +52,7 @@ def match_most_similar(ctx: SeedContext, donors: np.ndarray, candidates: np.ndar
     return match
 
 
-def seed_sir(ctx: SeedContext) -> np.ndarray:
+def seed_sir(ctx: SeedContext, *, similarity_floor: float | None = None) -> np.ndarray:
     """SIR's feasible seed for X' = ``ctx.next_index``, aligned with it.
 
     alpha_S is kept, each alpha_r > 0 handed to its most similar same-label instance of T
@@ -56,13 +62,16 @@ def seed_sir(ctx: SeedContext) -> np.ndarray:
     ----------
     ctx : SeedContext
         The previous optimum and the shared, removed and added sets.
+    similarity_floor : float, optional
+        Hand over only to a t with K(x_r, x_t) above it; 0.0 is Algorithm 3's literal
+        threshold. None (the default): any same-label t, as the paper's text defines it.
     """
     lay = layout(ctx)
     alpha = carry_shared(ctx, lay)
     alpha_removed = ctx.prev_alpha[lay.removed_prev]
     donors = np.flatnonzero(alpha_removed > 0)
     if donors.size and ctx.added.size:
-        match = match_most_similar(ctx, ctx.removed[donors], ctx.added)
+        match = match_most_similar(ctx, ctx.removed[donors], ctx.added, similarity_floor=similarity_floor)
         ok = match >= 0
         alpha[lay.added_next[match[ok]]] = alpha_removed[donors[ok]]
     y_next = ctx.y[ctx.next_index]
