@@ -19,7 +19,7 @@ from alphaseed.kernel import (
     solver_source,
 )
 from alphaseed.pipeline.records import validate_run_record
-from alphaseed.solver import SolverOptions, solve
+from alphaseed.solver import SolverOptions, check_warm_start, solve
 
 
 def problem(n=60, seed=0):
@@ -134,7 +134,8 @@ def test_the_carry_over_is_counted_once_and_its_rows_serve_smo():
 
     scratch = solve(km, y, after, C=1.0, alpha0=alpha, options=SolverOptions(shrinking=False))
     assert not scratch.kernel.carried
-    assert scratch.kernel.init_values == np.count_nonzero(alpha > 0) * after.size
+    # adjust_added's arithmetic leaves some alphas within rounding of 0, which the start puts on it
+    assert scratch.kernel.init_values == np.count_nonzero(check_warm_start(alpha, y[after], 1.0) > 0) * after.size
     assert result.iterations == scratch.iterations
 
 

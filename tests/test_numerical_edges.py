@@ -25,6 +25,13 @@ def opposite_duplicates():
     return X, y
 
 
+def wide_noise(n: int = 400, seed: int = 0):
+    """madelon_scale's regime: 500 noise features in [-1, 1] and gamma = C = 2^-5 leave the kernel
+    near 0 off the diagonal and every alpha at C, so rho is the middle of an interval."""
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1.0, 1.0, size=(n, 500)), np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+
+
 def all_zero_features():
     X, y = blobs()
     return np.zeros_like(X), y
@@ -40,6 +47,7 @@ CASES = {
     "C = 1e3": (blobs, 1e3, 0.5),
     "C = 1e6": (blobs, 1e6, 0.5),
     "C = 1e6, opposite duplicates": (opposite_duplicates, 1e6, 0.5),
+    "every alpha at C, kernel near the identity": (wide_noise, 2.0**-5, 2.0**-5),
 }
 
 
@@ -58,7 +66,9 @@ def objectives_close(ours, theirs) -> bool:
 def test_edge_case_terminates_stays_feasible_and_matches_libsvm(case, method):
     """Catches the solver looping or diverging, or a seeder producing an infeasible or NaN seed,
     on degenerate kernels and extreme C; every round must reach LibSVM's objective. Any
-    feasible seed passes, so this does not check the seeders' formulas (test_naive_twins does)."""
+    feasible seed passes, so this does not check the seeders' formulas (test_naive_twins does).
+    The predictions catch an alpha left an ulp inside its bound counted as free, which alone sets
+    rho where every other alpha is at C (MIR's rounds did on the near-identity kernel)."""
     make, C, gamma = CASES[case]
     X, y = make()
     X = sp.csr_matrix(X)

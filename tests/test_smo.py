@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from alphaseed.errors import SolverInputError
 from alphaseed.kernel import KernelMatrix
-from alphaseed.solver import SolverOptions, solve, train_svm
+from alphaseed.solver import SolverOptions, check_warm_start, solve, train_svm
 
 
 def blobs(n=80, d=4, seed=0, sep=1.0):
@@ -57,6 +57,25 @@ def test_warm_start_from_the_optimum_stops_at_once():
     warm = solve(km, y, np.arange(km.n), C=1.0, alpha0=cold.alpha)
     assert warm.iterations <= 2
     assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
+
+
+def test_a_start_an_ulp_inside_its_bound_is_on_it():
+    """Catches a warm start's alpha one ulp below C counted as free: where every alpha is at C
+    (near-identity kernel, small C), that one alone would set rho instead of the middle of the
+    interval the bounded ones leave, and predictions would flip to one class."""
+    X, _ = blobs(n=40, seed=2)
+    y = np.where(np.arange(40) % 2 == 0, 1.0, -1.0)
+    km = KernelMatrix(X, 1e3)
+    C = 2.0**-5
+    cold = solve(km, y, np.arange(km.n), C=C)
+    assert (cold.alpha == C).all()
+    inside = np.full(km.n, C)
+    positive, negative = np.flatnonzero(y > 0)[0], np.flatnonzero(y < 0)[0]
+    inside[[positive, negative]] = np.nextafter(C, 0.0)
+    assert (check_warm_start(inside, y, C) == C).all()
+    warm = solve(km, y, np.arange(km.n), C=C, alpha0=inside)
+    assert (warm.alpha == C).all()
+    assert warm.rho == cold.rho
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -36,6 +36,8 @@ from numba import njit
 
 from ..kernel import ExactKernel, blas_threads
 from .cholesky import DEPENDENT, grow, pivoted_factor, shrink, solve_pair, unit_solve
+from .smo import calculate_rho
+from .state import bound_statuses
 
 # Violators entering F at each face optimum: one at a time would bring the whole gradient up to
 # date once per index; all at once would let Newton steps pull many of them straight back out.
@@ -291,15 +293,9 @@ def gap(y, alpha, bounds, G) -> float:
 
 
 def libsvm_rho(y, alpha, bounds, G) -> float:
-    """LibSVM's rho: the mean of y G over the free indices, else the middle of the interval the
-    bound ones leave for it."""
-    yG = y * G
-    free = (alpha > 0) & (alpha < bounds)
-    if free.any():
-        return float(yG[free].mean())
-    # at 0, a +1 index bounds rho from above and a -1 from below; at C the other way round
-    above = np.where(alpha <= 0, y > 0, y < 0)
-    return float((yG[above].min(initial=np.inf) + yG[~above].max(initial=-np.inf)) / 2)
+    """SMO's rho (``calculate_rho``) at alpha, bounds being each index's C."""
+    C_positive, C_negative = bounds[y > 0].max(initial=0.0), bounds[y < 0].max(initial=0.0)
+    return float(calculate_rho(y.size, y, bound_statuses(alpha, bounds), G, alpha, C_positive, C_negative))
 
 
 def exact_gradient(kernel: ExactKernel, y, alpha) -> np.ndarray:

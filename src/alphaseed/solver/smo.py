@@ -24,7 +24,8 @@ from ..kernel import VALUES_COMPUTED
 from .selection import max_up, select_working_set, update_gradient
 from .shrinking import do_shrinking, unshrink
 from .state import (
-    ACTIVE_SUM, G_BAR_ROWS, G_BAR_VALUES, INF, LOWER, TAU, UPPER, bound_status, q_row, rows_together,
+    ACTIVE_SUM, FREE, G_BAR_ROWS, G_BAR_VALUES, INF, LOWER, TAU, UPPER, bound_status, q_row,
+    rounded_status, rows_together,
 )
 
 
@@ -128,29 +129,36 @@ def _update(state, rows, active, i, j, C_positive, C_negative):
 
 
 @njit(cache=True, nogil=True)
-def _calculate_rho(active, y, status, G):
+def calculate_rho(active, y, status, G, alpha, C_positive, C_negative):
     """LibSVM's rho: the mean of y G over the free positions, else the middle of the interval
-    the positions at a bound leave for it."""
+    the positions at a bound leave for it. Where every free alpha lies within rounding of its
+    bound (``rounded_status``), those count as at it and rho is the middle: LibSVM's rule would
+    take one end of the interval."""
     n_free = 0
+    n_truly_free = 0
     ub = INF
     lb = -INF
     sum_free = 0.0
     for i in range(active):
         yg = y[i] * G[i]
-        if status[i] == UPPER:
+        s = status[i]
+        if s == FREE:
+            n_free += 1
+            sum_free += yg
+            s = rounded_status(alpha[i], C_positive if y[i] > 0 else C_negative)
+            if s == FREE:
+                n_truly_free += 1
+        if s == UPPER:
             if y[i] < 0:
                 ub = min(ub, yg)
             else:
                 lb = max(lb, yg)
-        elif status[i] == LOWER:
+        elif s == LOWER:
             if y[i] > 0:
                 ub = min(ub, yg)
             else:
                 lb = max(lb, yg)
-        else:
-            n_free += 1
-            sum_free += yg
-    if n_free > 0:
+    if n_truly_free > 0:
         return sum_free / n_free
     return (ub + lb) / 2.0
 
@@ -200,7 +208,7 @@ def smo_loop(state, rows_rest, cache_rows, shared_rows, C_positive, C_negative, 
     cap_hit = it >= max_iter
     if cap_hit:
         active = unshrink(state, rows, active)
-    rho = _calculate_rho(active, rows.y, state.status, state.G)
+    rho = calculate_rho(active, rows.y, state.status, state.G, state.alpha, C_positive, C_negative)
     v = 0.0
     for t in range(l):
         v += state.alpha[t] * (state.G[t] - 1.0)

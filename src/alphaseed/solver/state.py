@@ -18,6 +18,12 @@ from ..kernel import (
 )
 
 TAU = 1e-12
+# An alpha this close to its bound (relative to C) is on it, for rho and for a warm start.
+# LibSVM's clipping (alpha_j = C - diff, total - C) and a seeder's arithmetic can leave an
+# alpha an ulp inside its bound, where LibSVM counts it free: where every other alpha is at a
+# bound it alone sets rho, one end of the interval the bounded ones leave instead of its
+# middle, and the model may predict one class (MIR's seeded rounds on madelon_scale did).
+BOUND_ROUNDING = 1e-12
 LOWER, UPPER, FREE = 0, 1, 2
 INF = np.inf
 # What smo_loop counts beyond its cache's counts: gradient reconstructions (the unshrink and
@@ -74,13 +80,17 @@ def rows_together(rest, cache_rows, shared_rows):
     return SolverRows(rest.gamma, rest.gidx, rest.y, cache_together(cache_rows, rest.cache), fill)
 
 
+def bound_statuses(alpha, C) -> np.ndarray:
+    """``bound_status`` of every alpha (C: each alpha's bound, or one for all)."""
+    return np.where(alpha >= C, UPPER, np.where(alpha <= 0.0, LOWER, FREE)).astype(np.int8)
+
+
 def new_state(alpha, G, G_bar, C, threads: int) -> State:
     """The State at ``alpha`` with its gradients: bound statuses from alpha and C (each alpha's
     bound, or one for all), positions in the caller's order, no events, and ``threads`` chunks
     for the loops over large active sets."""
     l = alpha.shape[0]
-    status = np.where(alpha >= C, UPPER, np.where(alpha <= 0.0, LOWER, FREE)).astype(np.int8)
-    return State(alpha, G, G_bar, status, np.arange(l), np.zeros(N_EVENTS, dtype=np.int64),
+    return State(alpha, G, G_bar, bound_statuses(alpha, C), np.arange(l), np.zeros(N_EVENTS, dtype=np.int64),
                  int(threads), np.empty((2, l)))
 
 
@@ -98,6 +108,16 @@ def q_row(rows, p, length):
 def row_source_of(rows):
     """The solver's row source, behind ``fill``."""
     return rows.fill[0][2]
+
+
+@njit(cache=True, nogil=True)
+def rounded_status(a, C):
+    """``bound_status`` with an alpha within BOUND_ROUNDING of a bound on it."""
+    if a >= C - BOUND_ROUNDING * C:
+        return UPPER
+    if a <= BOUND_ROUNDING * C:
+        return LOWER
+    return FREE
 
 
 @njit(cache=True, nogil=True)

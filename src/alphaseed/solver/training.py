@@ -18,7 +18,7 @@ from .options import AUTO_SMO_ITERATIONS, AUTO_SMO_MIN_ITERATIONS, SOLVERS, Solv
 from .penalty import check_C, class_bounds, upper_bounds
 from .smo import smo_loop
 from .state import (
-    ACTIVE_SUM, G_BAR_ROWS, G_BAR_VALUES, RECONSTRUCTION_VALUES, RECONSTRUCTIONS, init_gradient,
+    ACTIVE_SUM, BOUND_ROUNDING, G_BAR_ROWS, G_BAR_VALUES, RECONSTRUCTION_VALUES, RECONSTRUCTIONS, init_gradient,
     kernel_rows, new_state, rows_apart,
 )
 
@@ -141,8 +141,8 @@ def check_labels(y: np.ndarray) -> np.ndarray:
 
 
 def check_warm_start(alpha0, y_train: np.ndarray, C) -> np.ndarray:
-    """Validate a feasible start and return it clipped exactly into [0, C] (C: one penalty, or
-    the pair of ``class_bounds``)."""
+    """Validate a feasible start and return it clipped exactly into [0, C], each value within
+    rounding of a bound on it (C: one penalty, or the pair of ``class_bounds``)."""
     a = np.asarray(alpha0, dtype=np.float64).ravel()
     if a.shape != y_train.shape:
         raise SolverInputError(f"alpha0 has {a.size} values for {y_train.size} training instances")
@@ -156,6 +156,7 @@ def check_warm_start(alpha0, y_train: np.ndarray, C) -> np.ndarray:
             if np.ndim(C) == 0 else f"alpha0 leaves [0, C of its class {class_bounds(C)}]: min "
             f"{a.min():.6g}, max {a.max():.6g}")
     a = np.clip(a, 0.0, bound)
+    a = np.where(a >= bound - BOUND_ROUNDING * bound, bound, np.where(a <= BOUND_ROUNDING * bound, 0.0, a))
     residual = float(y_train @ a)
     if abs(residual) > 1e-9 * max(1.0, float(a.sum())):
         raise SolverInputError(
