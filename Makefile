@@ -36,6 +36,9 @@ results: $(STAMP)
 SITTING := .sitting
 sitting: $(STAMP)
 	test -n "$(TAG)" || { echo "make sitting: give TAG, the tagged commit of the run" >&2; exit 2; }
+	git rev-parse -q --verify '$(TAG)^{commit}' >/dev/null || { echo "make sitting: no tag $(TAG) in this \
+	clone (a clone fetches no tag that was never pushed); tag the commit that reproduction/runs' records \
+	name (provenance.git_commit): git tag -a $(TAG) <commit>" >&2; exit 2; }
 	test -d $(SITTING) || git worktree add --detach $(SITTING) $(TAG)
 	test "$$(git -C $(SITTING) rev-parse HEAD)" = "$$(git rev-parse '$(TAG)^{commit}')"
 	mkdir -p data/processed && ln -sfn $(CURDIR)/data/processed $(SITTING)/data/processed
