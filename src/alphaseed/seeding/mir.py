@@ -23,6 +23,11 @@ Where the paper is ambiguous, chosen here:
   own route, Equation 14, is taken: the |T| x |T| normal equations are accumulated from float32
   kernel slabs into float64 (MNIST: 0.3 GB) and solved by least squares on that square
   system, i.e. with the pseudo-inverse the paper falls back to when the inverse does not exist.
+- Both routes use gelsy, whose complete orthogonal factorization always finishes. The SVD driver
+  gelsd does not: its divide-and-conquer step can fail to converge on tightly clustered spectra,
+  depending on rounding (Reference-LAPACK/lapack#1138). Webdata's normal equations at k = 10 are
+  such a spectrum (round 7's: rank 1,383 of 4,975, 3,959 eigenvalues under 1e-10 of the largest,
+  814 of T's instances repeated), and gelsd stopped a full-size run there.
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ def least_squares_system(ctx: SeedContext, rows: np.ndarray, cols: np.ndarray, r
         normal += block.T @ block
         moment += block.T @ rhs[start:start + slab]
     with blas_threads(normal.size * t):
-        x, *_ = scipy.linalg.lstsq(normal, moment, lapack_driver="gelsd", overwrite_a=True,
+        x, *_ = scipy.linalg.lstsq(normal, moment, lapack_driver="gelsy", overwrite_a=True,
                                    check_finite=False)
     return x
 
