@@ -441,6 +441,21 @@ def test_a_leave_one_out_estimate_shows_the_seeded_rounds_it_rests_on(tmp_path):
     row = next(line for line in section.splitlines() if line.startswith("| toy"))
     seeded = ", ".join(formats.format_count(r["iterations"]) for r in run["rounds"][1:])
     assert "| 2 " in row and seeded in row and "3 of 40" in row
+    assert formats.interval_text(run["summary"]["interval_iterations"]) in row
+    assert formats.interval_text(run["summary"]["interval"]) in row
+
+
+def test_a_config_overlay_is_listed_with_the_reason_its_header_gives(tmp_path):
+    """Catches a published folder that hides a job's overlay (its cut rounds then look like config.yaml's own) or
+    drops the reason; and a section printed where no job ran with one."""
+    assert deviations.overlays_section(tmp_path / "configs") == []
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "six-rounds.yaml").write_text(
+        "# For one job: its round 7 fails at the tag.\n# So it runs six.\nexperiments: {}\n")
+    section = "\n".join(deviations.overlays_section(tmp_path / "configs"))
+    assert "[configs/six-rounds.yaml](configs/six-rounds.yaml): For one job: its round 7 fails at the tag. " \
+           "So it runs six." in section
+    assert "experiments" not in section
 
 
 def test_a_run_moved_between_machines_names_the_ratios_that_mix_cpus():

@@ -6,6 +6,8 @@ Each ``*_section`` function returns its section's lines (heading, paragraphs, ta
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -55,14 +57,20 @@ matrix in every round.
 
 LOO_ESTIMATES_NOTE = _prose("""
 A leave-one-out round trains on n - 1 instances, so one round of LibSVM or of a cold start costs a full
-training; on Adult and Webdata this run measured one or two rounds per method (the paper 100 and 30) and counted
-the others at the mean of those measured (for ATO, MIR and SIR the seeded rounds, round 1 being cold). A seeded
-round differs from the previous one by one instance out and one back in: where neither is a support vector the
-seed is already optimal and the round takes no iterations, and where they are, the round repairs the model
-around them. So an estimate resting on one or two seeded rounds measures how cheap a round can be, not the
-average round; the share of instances that are support vectors (last column) says how often a swap touches the
-model. Read the Adult and Webdata leave-one-out ratios as orders of magnitude, and compare the methods on Heart
-(complete) and Madelon (100-200 rounds).
+training. On the large datasets each run measured a sample of rounds and counted the others at the mean of those
+like them (for ATO, MIR and SIR the seeded rounds, round 1 being cold). The rounds test the instances in a seeded
+random order, so the rounds run are a random sample of them; a run stopped once its estimated iterations were
+known to ±20 % at 95 % (until_interval), or at its cap of rounds (max_rounds), whichever came first, and the
+interval columns say which. A seeded round differs from the previous one by one instance out and one back in:
+where neither is a support vector the seed is already optimal and the round takes no iterations, and where they
+are, the round repairs the model around them. So the seeded rounds' costs are skewed, a few rounds costing the
+most, and an interval is wide where the sample drew few of those; the share of instances that are support
+vectors (last column) says how often a swap touches the model.
+""")
+OVERLAYS_NOTE = _prose("""
+These jobs ran with an overlay on config.yaml (make sitting ... --configfile), so their rounds or settings are
+not those config.yaml gives; each overlay's header says why, and its settings show in the run's params. A run
+that an overlay cut short is estimated from its rounds and marked like any other cut run.
 """)
 
 
@@ -269,8 +277,8 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
     """What each estimated leave-one-out time rests on: the rounds measured and their iterations.
 
     A seeded leave-one-out round swaps one instance, so its cost swings between nothing (the seed is
-    already optimal) and a cold training's; an estimate from one or two such rounds says how cheap
-    a round can be, not how cheap the average one is. No lines when no leave-one-out run is estimated.
+    already optimal) and a cold training's; the intervals say how far the sample pins the mean down.
+    No lines when no leave-one-out run is estimated.
 
     Parameters
     ----------
@@ -299,6 +307,8 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
             "rounds at 0 iterations": f"{iterations.count(0)} of {len(iterations)}",
             "s per round (mean)": formats.format_seconds(mean_of([sum(r["seconds"].values()) for r in measured])),
             "estimated total s": formats.format_seconds_scientific(run["summary"]["seconds"]["total"]),
+            "interval, iterations": formats.interval_text(run["summary"].get("interval_iterations")),
+            "interval, seconds": formats.interval_text(run["summary"].get("interval")),
             "SVs / training set (k = 10)": _percent(sv_share.get(run["dataset"])),
         })
     if not rows:
@@ -356,3 +366,22 @@ def estimates_section(runs: pd.DataFrame) -> list[str]:
         f"{int(runs['estimated'].sum())} of {len(runs)} runs are estimated; "
         f"{int(runs['iteration_cap_hit'].sum())} hit the iteration cap in some round.",
     ], pd.DataFrame(rows))
+
+
+def overlays_section(folder: Path) -> list[str]:
+    """The config overlays some jobs ran with, each with the reason its header comment gives.
+
+    Parameters
+    ----------
+    folder : Path
+        The published folder's ``configs``: ``*.yaml`` overlays, each opening with comment lines that say
+        which job it served and why. No lines when it holds none.
+    """
+    overlays = sorted(Path(folder).glob("*.yaml"))
+    if not overlays:
+        return []
+    lines = ["## Jobs run with a config overlay", "", OVERLAYS_NOTE, ""]
+    for path in overlays:
+        header = [line.lstrip("#").strip() for line in path.read_text().splitlines() if line.startswith("#")]
+        lines += [f"- [configs/{path.name}](configs/{path.name}): {' '.join(header)}", ""]
+    return lines

@@ -24,6 +24,7 @@ from .deviations import (
     iterations_section,
     loo_estimates_section,
     machines_section,
+    overlays_section,
 )
 from .documents import provenance_document, readme_document
 from .runs import PublishError, find_runs, group_runs, read_runs, refuse_uncommitted, runs_frame
@@ -125,7 +126,8 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
     notes, sections = formats.comparison_document(frames, tables.table2(tables.load_runs(groups["table1"]), paper))
     deviations = (identity_kernel_section(runs, facts) + iterations_section(frames_table1)
                   + class_counts_section(summaries, facts) + carry_section(runs)
-                  + loo_estimates_section(summaries, runs) + machines_section(runs) + estimates_section(runs))
+                  + loo_estimates_section(summaries, runs) + machines_section(runs) + estimates_section(runs)
+                  + overlays_section(out / "configs"))
     document = formats.document_markdown("Paper vs this reproduction", notes, sections)
     document += "\n# Deviations from the paper, measured\n\n" + "\n".join(deviations)
     formats.write_text(out / "paper_vs_reproduced.md", document)
