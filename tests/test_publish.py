@@ -163,7 +163,30 @@ def test_the_readme_opens_with_the_findings_each_with_its_figures():
     assert "adult 396,881 against 397,565 (-0.2 %)" in lines[0]
     assert "SIR 1.15× on adult" in lines[1] and "9.99" not in lines[1]
     assert f"SIR 8.29×{formats.ESTIMATED} on adult (paper 1.80×)" in lines[2]
-    assert "adult ato" in lines[3]
+    assert "adult ato (not run)" in lines[3]
+
+
+def test_the_findings_name_every_figure_that_rests_on_least():
+    """Catches findings that hide a stand-in, an estimate from one round, an estimate wider than the target,
+    a ratio of two CPUs or an overlay; that name a sound estimate among them; or that print the line when
+    nothing is thin."""
+    frame = pd.DataFrame([dict(dataset="adult", k="10", method="libsvm", label="libsvm", kernel_mode=None,
+                               seconds_total=10.0, iterations=5, paper_iterations=5, paper_seconds_total=20.0)])
+    runs = pd.DataFrame({
+        "dataset": ["adult", "adult", "mnist", "webdata"], "k": ["10", "10", "10", "loo"],
+        "label": ["libsvm", "cold", "cold", "mir"], "cpu": ["Xeon", "EPYC", "Xeon", "Xeon"],
+        "estimated": [True, False, True, True], "interval": [0.04, None, None, 0.6],
+        "stands_in_for_libsvm": [False, False, True, False]})
+    line = documents.findings(frame, runs=runs, overlays=["six-rounds.yaml"])[-1]
+    assert line.startswith("- **Where the figures rest on least**")
+    assert "LibSVM did not run on mnist" in line
+    assert f"no interval ({formats.interval_text(None)}): mnist cold (k = 10);" in line
+    assert "wider than ±20 % of their seconds: webdata mir (k = loo) ±60 %;" in line
+    assert "adult libsvm" not in line
+    assert "the ratios of adult (k = 10) pair runs of two CPUs" in line
+    assert "config overlay: six-rounds.yaml" in line and "(paper_vs_reproduced.md#machines)" in line
+    sound = runs.iloc[[0]].assign(cpu="Xeon")
+    assert not any("rest on least" in line for line in documents.findings(frame, runs=sound))
 
 
 def test_runs_are_grouped_as_the_papers_tables(runs):
@@ -430,29 +453,33 @@ def test_provenance_counts_the_runs_that_shared_the_machine():
 
 def test_a_leave_one_out_estimate_shows_the_seeded_rounds_it_rests_on(tmp_path):
     """Catches a leave-one-out estimate published without the iterations of the rounds it was extrapolated from,
-    or one that counts the cold round 1 among SIR's seeded rounds."""
+    one that counts the cold round 1 among SIR's seeded rounds, or intervals missing or under each other's
+    header."""
     data = _libsvm_file(tmp_path / "toy.libsvm")
     path = tmp_path / "runs" / "toy" / "kloo" / "sir-cache.json"
     assert main(["cv", "--data", str(data), "--C", "2", "--gamma", "0.5", "--k", "loo", "--method", "sir",
                  "--kernel-mode", "cache", "--max-rounds", "3", "--out", str(tmp_path / "record.json"),
                  "--summary", str(path)]) == 0
     run = read_run(path)
+    run["summary"].update(interval_iterations=0.11, interval=0.37)  # distinct, so a swap of the columns shows
     section = "\n".join(deviations.loo_estimates_section([run], published_runs.runs_frame([run])))
-    row = next(line for line in section.splitlines() if line.startswith("| toy"))
+    lines = section.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("| dataset"))
+    cells = lambda line: [cell.strip() for cell in line.strip("|").split("|")]  # noqa: E731
+    row = dict(zip(cells(lines[header]), cells(lines[header + 2])))
+    assert row["dataset"] == "toy" and row["rounds measured"] == "3 of 40" and row["seeded rounds measured"] == "2"
     seeded = ", ".join(formats.format_count(r["iterations"]) for r in run["rounds"][1:])
-    assert "| 2 " in row and seeded in row and "3 of 40" in row
-    assert formats.interval_text(run["summary"]["interval_iterations"]) in row
-    assert formats.interval_text(run["summary"]["interval"]) in row
+    assert seeded in row["iterations per round (measured, seeded where seeded)"]
+    assert row["interval, iterations"] == "±11 %" and row["interval, seconds"] == "±37 %"
 
 
 def test_a_config_overlay_is_listed_with_the_reason_its_header_gives(tmp_path):
     """Catches a published folder that hides a job's overlay (its cut rounds then look like config.yaml's own) or
     drops the reason; and a section printed where no job ran with one."""
-    assert deviations.overlays_section(tmp_path / "configs") == []
-    (tmp_path / "configs").mkdir()
-    (tmp_path / "configs" / "six-rounds.yaml").write_text(
-        "# For one job: its round 7 fails at the tag.\n# So it runs six.\nexperiments: {}\n")
-    section = "\n".join(deviations.overlays_section(tmp_path / "configs"))
+    assert deviations.overlays_section([]) == []
+    overlay = tmp_path / "six-rounds.yaml"
+    overlay.write_text("# For one job: its round 7 fails at the tag.\n# So it runs six.\nexperiments: {}\n")
+    section = "\n".join(deviations.overlays_section([overlay]))
     assert "[configs/six-rounds.yaml](configs/six-rounds.yaml): For one job: its round 7 fails at the tag. " \
            "So it runs six." in section
     assert "experiments" not in section

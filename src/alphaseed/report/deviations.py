@@ -14,7 +14,7 @@ import pandas as pd
 from ..pipeline.experiments import TABLE1_K
 from . import formats
 from .documents import SEEDED_COUNTS_MEASURED, markdown_table
-from .runs import FIRST_SEEDED_ROUND, mean_of
+from .runs import FIRST_SEEDED_ROUND, mean_of, mixed_cpu_groups
 
 # An iteration count differs from the paper's when the two ratios to LibSVM differ by more than this.
 ITERATION_TOLERANCE = 0.10
@@ -332,8 +332,7 @@ def machines_section(runs: pd.DataFrame) -> list[str]:
     cpus = runs["cpu"].fillna("unknown CPU")
     if cpus.nunique() < 2:
         return []
-    groups = runs.assign(cpu=cpus).groupby(["dataset", "k"])["cpu"].nunique()
-    mixed = [f"{dataset} (k = {k})" for (dataset, k), count in groups.items() if count > 1]
+    mixed = mixed_cpu_groups(runs)
     rows = [{"CPU": cpu, "runs": f"{len(group)}",
              "datasets and k": "; ".join(f"{dataset} k = {', '.join(sorted(ks['k'].unique(), key=formats.k_order))}"
                                          for dataset, ks in group.groupby("dataset"))}
@@ -368,16 +367,15 @@ def estimates_section(runs: pd.DataFrame) -> list[str]:
     ], pd.DataFrame(rows))
 
 
-def overlays_section(folder: Path) -> list[str]:
+def overlays_section(overlays: list[Path]) -> list[str]:
     """The config overlays some jobs ran with, each with the reason its header comment gives.
 
     Parameters
     ----------
-    folder : Path
-        The published folder's ``configs``: ``*.yaml`` overlays, each opening with comment lines that say
-        which job it served and why. No lines when it holds none.
+    overlays : list of Path
+        The ``*.yaml`` overlays in the published folder's ``configs``, each opening with comment lines that
+        say which job it served and why. No lines when there is none.
     """
-    overlays = sorted(Path(folder).glob("*.yaml"))
     if not overlays:
         return []
     lines = ["## Jobs run with a config overlay", "", OVERLAYS_NOTE, ""]

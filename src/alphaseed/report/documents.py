@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 from ..cv import PAPER_KERNEL_MODE
 from ..pipeline.provenance import SHARED_MACHINE_CORES
 from . import formats, tables
+from .runs import mixed_cpu_groups
 
 # A pause between jobs longer than this separates two sittings of the run (provenance.md).
 SITTING_GAP = pd.Timedelta(minutes=30)
@@ -163,12 +166,22 @@ def _wall_times(runs: pd.DataFrame) -> list[str]:
 NEAR_IDENTITY = 0.01
 
 
+# The leave-one-out runs draw rounds until their estimate is known to this share at 95 % (config.yaml's
+# until_interval); an estimate wider than it is named among the figures that rest on least.
+TARGET_INTERVAL = 0.2
+
+# The sections of paper_vs_reproduced.md that detail the figures resting on least, by the name of their link.
+THIN_SECTIONS = {"estimates": "estimated-rows-and-capped-rounds",
+                 "leave-one-out estimates": "leave-one-out-estimates-what-they-rest-on",
+                 "machines": "machines", "overlays": "jobs-run-with-a-config-overlay"}
+
 # Where the docs measure what moves the seeded iteration counts away from the paper's (benchmarks/paper_counts.py).
 SEEDED_COUNTS_MEASURED = "../docs/design/seeding.md#the-papers-seeded-counts-what-moves-them"
 
 
 def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None,
-             studies: dict[str, pd.DataFrame] | None = None) -> list[str]:
+             studies: dict[str, pd.DataFrame] | None = None, *, runs: pd.DataFrame | None = None,
+             overlays: Sequence[str] = ()) -> list[str]:
     """The README's first section: what Table 1 shows a reader first, each line with its figures and
     where to look.
 
@@ -181,6 +194,10 @@ def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None,
         (nearly) the identity.
     studies : dict of str to DataFrame, optional
         Each study beyond the paper's Table 1 comparison frame, for what seeding saves there.
+    runs : DataFrame, optional
+        One row per run of every table (``runs.runs_frame``), for the figures that rest on least.
+    overlays : sequence of str, optional
+        The config overlays some jobs ran with (their file names in the folder's ``configs``).
 
     Returns
     -------
@@ -188,7 +205,8 @@ def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None,
         Markdown bullets: LibSVM's iterations against the paper's, the datasets where the paper's gamma
         makes the kernel (nearly) the identity, what seeding itself buys in one engine (cold/method),
         seeding and engine together against LibSVM beside the paper's ratio, the same on each study's
-        informative kernels, the paper's rows not run here, and where the seeded counts' deviations are measured.
+        informative kernels, the paper's rows not run here, where the seeded counts' deviations are measured,
+        and the figures that rest on least (stand-ins, thin or wide estimates, ratios of two CPUs, overlays).
     """
     mode = table1["kernel_mode"].fillna(PAPER_KERNEL_MODE)
     faithful = table1[mode == PAPER_KERNEL_MODE]
@@ -229,14 +247,56 @@ def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None,
         *(line for study, frame in (studies or {}).items() for line in _study_finding(study, frame)),
     ]
     if len(missing):
-        cells = ", ".join(f"{row['dataset']} {row['method']}" for _, row in missing.iterrows())
+        ran_anywhere = table1[table1["seconds_total"].notna()].groupby("dataset")["method"].agg(set)
+        cells = ", ".join(f"{row['dataset']} {row['method']}"
+                          + (" (run in the fast engine only)" if row["method"] in ran_anywhere.get(row["dataset"], ())
+                             else " (not run)") for _, row in missing.iterrows())
         lines.append(f"- **Not run in the paper's setting**, the paper's figure standing alone: {cells}. Why: "
                      "[the time budget](../docs/user_guide/reproducing.md#the-time-budget).")
     if len(ran[ran["method"].isin(methods)]):
         lines.append(f"- **Seeded counts unlike the paper's** ([the rows](paper_vs_reproduced.md#iterations-beside-the-"
                      f"papers-table-1-k--10)) move with what the paper leaves open, its fold rule and SIR's K > 0 "
                      f"threshold: [measured]({SEEDED_COUNTS_MEASURED}).")
-    return lines
+    return lines + _thin_finding(runs, overlays)
+
+
+def _thin_finding(runs: pd.DataFrame | None, overlays: Sequence[str]) -> list[str]:
+    """The line on the figures that rest on least: LibSVM's stand-ins, estimates from one round (no interval)
+    or with an interval wider than the leave-one-out runs aim for, ratios pairing two CPUs, and jobs run
+    under a config overlay, each with the section of ``paper_vs_reproduced.md`` that details it. No line
+    when there is none."""
+    if runs is None:
+        runs = pd.DataFrame(columns=["dataset", "k", "label", "cpu", "estimated", "interval", "stands_in_for_libsvm"])
+
+    def named(frame: pd.DataFrame, interval: bool = False) -> str:
+        return ", ".join(f"{row['dataset']} {row['label']} (k = {row['k']})"
+                         + (f" {formats.interval_text(row['interval'])}" if interval else "")
+                         for _, row in frame.iterrows())
+
+    estimated = runs[runs["estimated"].fillna(False).astype(bool)]
+    stand_ins = runs[runs["stands_in_for_libsvm"].fillna(False).astype(bool)]
+    one_round, wide = estimated[estimated["interval"].isna()], estimated[estimated["interval"] > TARGET_INTERVAL]
+    mixed = mixed_cpu_groups(runs) if runs["cpu"].nunique() > 1 else []
+    parts = []  # (what rests on least, the THIN_SECTIONS link that details it)
+    if len(stand_ins):
+        parts.append((f"LibSVM did not run on {', '.join(dict.fromkeys(stand_ins['dataset']))}, where our cold start "
+                      f"in the paper's setting stands in ({formats.STAND_IN}: LibSVM's iterations and predictions, "
+                      "our seconds)", "estimates"))
+    if len(one_round):
+        parts.append((f"estimates from one round, so with no interval ({formats.interval_text(None)}): "
+                      f"{named(one_round)}", "estimates"))
+    if len(wide):
+        parts.append((f"estimates whose 95 % interval is wider than {formats.interval_text(TARGET_INTERVAL)} of their "
+                      f"seconds: {named(wide, interval=True)}", "leave-one-out estimates"))
+    if mixed:
+        parts.append((f"the ratios of {', '.join(mixed)} pair runs of two CPUs", "machines"))
+    if overlays:
+        parts.append((f"ran under a config overlay: {', '.join(overlays)}", "overlays"))
+    if not parts:
+        return []
+    links = ", ".join(f"[{name}](paper_vs_reproduced.md#{THIN_SECTIONS[name]})"
+                      for name in dict.fromkeys(name for _, name in parts))
+    return [f"- **Where the figures rest on least**: {'; '.join(text for text, _ in parts)}. Details: {links}."]
 
 
 def _identity_finding(libsvm: dict, facts: dict[str, dict]) -> list[str]:
@@ -281,7 +341,7 @@ def _study_finding(study: str, table1: pd.DataFrame) -> list[str]:
 
 
 def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies: dict | None = None,
-                    facts: dict | None = None) -> str:
+                    facts: dict | None = None, overlays: Sequence[str] = ()) -> str:
     """The published folder's README, its links relative to the folder.
 
     Parameters
@@ -295,6 +355,8 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies: dict | No
         comparison frame (``findings``).
     facts : dict of str to dict, optional
         The kernel facts of each dataset (``findings``).
+    overlays : sequence of str, optional
+        The config overlays some jobs ran with (``findings``).
 
     Returns
     -------
@@ -318,14 +380,16 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies: dict | No
         "",
         "## What we found",
         "",
-        *findings(table1, facts, studies),
+        *findings(table1, facts, studies, runs=runs, overlays=overlays),
         "",
         "## Table 1, beside the paper's",
         "",
         markdown_table(formats.table1_at_a_glance(table1)),
         "",
         f"k = 10, seconds summed over the rounds. {formats.ESTIMATED} estimated from the first rounds, as the paper "
-        f"did for its longest runs; {formats.CAP_HIT} a round stopped at the iteration cap. The paper's seconds are "
+        f"did for its longest runs, with the 95 % interval of the seconds ({formats.interval_text(None)} where one "
+        f"round is all the estimate rests on); {formats.STAND_IN} our cold start standing in for LibSVM; "
+        f"{formats.CAP_HIT} a round stopped at the iteration cap. The paper's seconds are "
         "from its 6-core Xeon E5-2620, so compare the ratios. Fast engine: the same method in this project's "
         "`auto` kernel mode (the Gram matrix where it fits), one thread. Every kernel mode, init and rest "
         f"seconds, and which rounds were run: [tables/table1.md](tables/table1.md); every deviation, "

@@ -124,16 +124,18 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
     extra = runs[["dataset", "k", "label", "iterations_round1"]]
     frames_table1 = frames["table1"].merge(extra, on=["dataset", "k", "label"], how="left")
     notes, sections = formats.comparison_document(frames, tables.table2(tables.load_runs(groups["table1"]), paper))
+    overlays = sorted((out / "configs").glob("*.yaml"))
     deviations = (identity_kernel_section(runs, facts) + iterations_section(frames_table1)
                   + class_counts_section(summaries, facts) + carry_section(runs)
                   + loo_estimates_section(summaries, runs) + machines_section(runs) + estimates_section(runs)
-                  + overlays_section(out / "configs"))
+                  + overlays_section(overlays))
     document = formats.document_markdown("Paper vs this reproduction", notes, sections)
     document += "\n# Deviations from the paper, measured\n\n" + "\n".join(deviations)
     formats.write_text(out / "paper_vs_reproduced.md", document)
     formats.write_text(out / "provenance.md", provenance_document(runs, summaries))
     study_frames = {study: tables.comparison(tables.load_runs(paths), paper, "table1")
                     for study, paths in (studies or {}).items()}
-    formats.write_text(out / "README.md", readme_document(frames["table1"], runs, studies=study_frames, facts=facts))
+    formats.write_text(out / "README.md", readme_document(frames["table1"], runs, studies=study_frames, facts=facts,
+                                                             overlays=[path.name for path in overlays]))
     written += [out / name for name in ("runs.csv", "paper_vs_reproduced.md", "provenance.md", "README.md")]
     return written

@@ -254,3 +254,16 @@ def compare_with_published(published: str | os.PathLike, rerun: str | os.PathLik
             "first differences": ", ".join(differences),
         })
     return pd.DataFrame(rows)
+
+
+def mixed_cpu_groups(runs: pd.DataFrame) -> list[str]:
+    """The (dataset, k) groups whose runs come from more than one CPU, as "adult (k = 10)": every ratio in
+    the tables pairs two runs of one group, so these are the ratios that compare two machines.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run (``runs.runs_frame``).
+    """
+    groups = runs.assign(cpu=runs["cpu"].fillna("unknown CPU")).groupby(["dataset", "k"])["cpu"].nunique()
+    return [f"{dataset} (k = {k})" for (dataset, k), count in groups.items() if count > 1]
