@@ -350,3 +350,58 @@ def test_svc_defaults_to_auto_and_the_pipeline_to_smo(monkeypatch):
     with pytest.raises(Stop):
         searches.run_search(X, y, spec)
     assert seen == ["smo"]
+
+
+def test_a_larger_C_goes_on_as_the_smaller_showed():
+    # catches a rule that moves smo or active_set off what the caller asked for, keeps auto spending
+    # SMO's budget where the smaller C was a tail on a small free set, sends a large free set
+    # straight to the active set, or retries an active set that gave up
+    from dataclasses import replace
+
+    from alphaseed.solver import options_at_larger_C
+
+    X, y = problem(n=100)
+    base = solve(KernelMatrix(X, 0.5), y, np.arange(100), 1.0)
+    auto, smo = SolverOptions(solver="auto"), SolverOptions()
+    small = replace(base, n_sv=40, n_bounded_sv=20, newton_steps=12, finisher="active_set")   # 20 % free
+    large = replace(small, n_sv=60, n_bounded_sv=20)                                           # 40 % free
+    gave_up = replace(small, finisher="smo")
+    assert options_at_larger_C(smo, smo, small) is smo
+    assert options_at_larger_C(ACTIVE_SET, ACTIVE_SET, gave_up) is ACTIVE_SET
+    assert options_at_larger_C(auto, auto, base) is auto                        # SMO converged in its budget
+    assert options_at_larger_C(auto, auto, small).solver == "active_set"
+    assert options_at_larger_C(auto, auto, large) is auto
+    assert options_at_larger_C(auto, auto, gave_up).solver == "smo"
+    direct = options_at_larger_C(auto, auto, small)
+    assert options_at_larger_C(auto, direct, replace(small, newton_steps=0)).solver == "active_set"
+    assert options_at_larger_C(auto, direct, large) is auto
+    stuck = options_at_larger_C(auto, auto, gave_up)
+    assert options_at_larger_C(auto, stuck, base) is stuck                      # SMO for the rest of the chain
+
+
+def test_a_search_column_hands_each_larger_C_to_the_solver_the_smaller_showed(monkeypatch):
+    # SMO's budget of a tenth of an iteration per instance makes every run a tail, and any free set
+    # counts as small: each split's smallest C goes through auto (SMO, then the active set), every
+    # larger C straight to the active set; catches a search that forgets the chain's finisher, or
+    # carries it over to the next split
+    import alphaseed.sklearn.grid_search as grid_search
+    import alphaseed.solver.training as training
+    from alphaseed import SVC, GridSearchCV
+
+    monkeypatch.setattr(training, "AUTO_SMO_ITERATIONS", 0.1)
+    monkeypatch.setattr(training, "AUTO_SMO_MIN_ITERATIONS", 1)
+    monkeypatch.setattr(training, "AUTO_DIRECT_FREE_SHARE", 1.0)
+    asked = []
+    original = grid_search.run_round
+
+    def spy(kernel, y, split, C, *, options, **kwargs):
+        asked.append((C, options.solver))
+        return original(kernel, y, split, C, options=options, **kwargs)
+
+    monkeypatch.setattr(grid_search, "run_round", spy)
+    X, y = problem(n=60, seed=12)
+    Cs = [10.0, 30.0, 100.0]
+    search = GridSearchCV(SVC(), {"C": Cs, "gamma": [0.5]}, cv=3, refit=False).fit(X, y)
+    assert asked == [(C, "auto" if C == Cs[0] else "active_set") for _ in range(3) for C in Cs]
+    exact = GridSearchCV(SVC(solver="active_set"), {"C": Cs, "gamma": [0.5]}, cv=3, refit=False).fit(X, y)
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], exact.cv_results_["mean_test_score"])

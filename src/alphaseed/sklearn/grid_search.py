@@ -54,7 +54,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..cv import custom_rounds, run_round
 from ..kernel import KernelMatrix, concurrent_launches_are_safe, resolve_gamma, resolve_n_jobs, shared_dots
 from ..seeding import SEEDERS
-from ..solver import SolverOptions, warmup
+from ..solver import SolverOptions, options_at_larger_C, warmup
 from .one_vs_one import class_pairs, pair_problem
 from .svc import SVC, encode_classes, solver_options
 
@@ -254,14 +254,16 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
             pair_train = train[(codes[train] == i) | (codes[train] == j)]
             if pair_train.size == 0:   # neither class in this training set: the pair has no model, no vote
                 continue
+            asked = options
             for c, C in enumerate(Cs):
                 clock = time.perf_counter()
                 start = None
                 if seeder is not None and c > 0 and c_seed != "none":
                     start = seed_from_smaller_C(current[(i, j), Cs[c - 1]][1], Cs[c - 1], C, c_seed,
                                                 y_pair[pair_train])
-                done = run_round(kernel, y_pair, (pair_train, test), C, options=options, seeder=seeder,
+                done = run_round(kernel, y_pair, (pair_train, test), C, options=asked, seeder=seeder,
                                  previous=previous.get(((i, j), C)), start=start)
+                asked = options_at_larger_C(options, asked, done.solution)
                 results[C].record(h, done, time.perf_counter() - clock)
                 towards_i = done.predicted > 0
                 votes[c, towards_i, i] += 1

@@ -17,7 +17,7 @@ from .compile import compile_lock, warmup
 from .model import SVMModel, decision_values, support_coefficients, train_svm
 from .options import SolverOptions
 from .penalty import check_C, class_bounds, upper_bounds
-from .training import KernelCounts, SolveResult, check_labels, check_warm_start, solve
+from .training import KernelCounts, SolveResult, check_labels, check_warm_start, options_at_larger_C, solve
 from .state import FREE, LOWER, TAU, UPPER
 
 # The public API; the checks, the compile lock, the bound statuses and the factor updates are

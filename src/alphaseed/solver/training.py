@@ -14,7 +14,7 @@ from ..kernel import (
 )
 from .active_set import finish, libsvm_rho
 from .carry import carry_gradient
-from .options import AUTO_SMO_ITERATIONS, AUTO_SMO_MIN_ITERATIONS, SOLVERS, SolverOptions
+from .options import AUTO_DIRECT_FREE_SHARE, AUTO_SMO_ITERATIONS, AUTO_SMO_MIN_ITERATIONS, SOLVERS, SolverOptions
 from .penalty import check_C, class_bounds, upper_bounds
 from .smo import smo_loop
 from .state import (
@@ -115,6 +115,9 @@ class SolveResult:
         The run's kernel work.
     newton_steps : int
         Of ``iterations``, the active-set solver's Newton steps.
+    finisher : str
+        The solver that reached the solution: ``smo``, or ``active_set`` where its finish was
+        optimal on its own.
     """
     alpha: np.ndarray
     gradient: np.ndarray
@@ -129,6 +132,7 @@ class SolveResult:
     n_bounded_sv: int
     kernel: KernelCounts = field(default_factory=KernelCounts)
     newton_steps: int = 0
+    finisher: str = "smo"
 
 
 def check_labels(y: np.ndarray) -> np.ndarray:
@@ -256,6 +260,42 @@ def _solve_auto(kernel: KernelMatrix, y, index, C: tuple, alpha, previous, gradi
                    seconds_train=smo.seconds_train + rest.seconds_train)
 
 
+def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: SolveResult) -> SolverOptions:
+    """The options of the next run on the same training set at a larger C (a search's chain).
+
+    Under ``auto`` the chain remembers what its last run showed. A run whose active set gave up
+    (its free set beyond the memory it may take) sends every larger C to SMO, the free set growing
+    with C. A run that SMO left as a tail and the active set finished sends the next C straight to
+    the active set, skipping SMO's budget, where its free set was small (at most
+    ``AUTO_DIRECT_FREE_SHARE`` of the training set): from a seed the active set takes some hundreds
+    of steps whose cost grows as the free set's square, while the budget's SMO iterations cost
+    about the same whatever the free set. Any other run keeps ``auto``; ``smo`` and ``active_set``
+    asked for by the caller are never changed.
+
+    Parameters
+    ----------
+    options : SolverOptions
+        The options the caller asked for.
+    asked : SolverOptions
+        The options ``result`` was solved with (``options`` at the chain's first C).
+    result : SolveResult
+        The run at the smaller C.
+
+    Returns
+    -------
+    SolverOptions
+        The options for the larger C.
+    """
+    if options.solver != "auto" or asked.solver == "smo":
+        return asked
+    if asked.solver == "auto" and result.newton_steps == 0:
+        return options
+    if result.finisher == "smo":
+        return replace(options, solver="smo")
+    free = result.n_sv - result.n_bounded_sv
+    return replace(options, solver="active_set") if free <= AUTO_DIRECT_FREE_SHARE * result.alpha.size else options
+
+
 def _solve_active_set(kernel: KernelMatrix, y, index, C: tuple, alpha, options: SolverOptions) -> SolveResult:
     """``solve`` by the active-set finish (``active_set.finish``) from ``alpha``, and on with SMO
     from where the finish gave up, if it did."""
@@ -275,7 +315,8 @@ def _solve_active_set(kernel: KernelMatrix, y, index, C: tuple, alpha, options: 
         alpha=alpha, gradient=G, gradient_bar=G_bar, rho=libsvm_rho(y_train, alpha, bounds, G),
         objective=float(alpha @ (G - 1.0)) / 2.0, iterations=done.steps, iteration_cap_hit=False,
         seconds_gradient_init=0.0, seconds_train=time.perf_counter() - clock,
-        n_sv=int(np.count_nonzero(alpha > 0)), n_bounded_sv=upper.size, newton_steps=done.steps)
+        n_sv=int(np.count_nonzero(alpha > 0)), n_bounded_sv=upper.size, newton_steps=done.steps,
+        finisher="active_set")
 
 
 def _one_class(alpha, y_train) -> SolveResult:
