@@ -314,8 +314,9 @@ def test_a_certified_dot_product_stores_what_any_within_its_slack_stores(exponen
                                                                           nudge, norm, gamma, features):
     """Would catch a certification that passes a value whose float32 a dot product within the summation
     bound would round the other way: values are put a few units of the bound from a float32 rounding
-    boundary (the one below a power of two, half as far, included), and wherever ``_certain`` keeps the
-    value, the dot products at the bound's ends and midway must store the same float32."""
+    boundary (the one below a power of two, half as far, included), and wherever ``_certified_value``
+    keeps a value, it must be the float32 of ``dot`` and of the dot products at the bound's ends and
+    midway."""
     stored = math.ldexp(1.0 if power_of_two else 1.0 + 2.0 ** -23 * (4 + step), exponent)
     # Half of float32's step at ``stored`` (2**(exponent - 23) in its binade), half again below a power of two.
     half_gap = math.ldexp(1.0, exponent - 25 if (power_of_two and side < 0) else exponent - 24)
@@ -324,9 +325,10 @@ def test_a_certified_dot_product_stores_what_any_within_its_slack_stores(exponen
     value = stored + side * half_gap * (1.0 + nudge * 1e-9)
     dist = -math.log(value) / gamma
     dot = (sq_a + sq_b - dist) / 2.0
-    if not gram._certain(sq_a, sq_b, dot, gamma, features):
+    kept = gram._certified_value(sq_a, sq_b, norm, dot, gamma, features)
+    if np.isnan(kept):
         return
-    kept = gram._stored_gaussian(sq_a, sq_b, dot, gamma)
+    assert kept == gram._stored_gaussian(sq_a, sq_b, dot, gamma)
     for move in (-1.0, -0.5, 0.5, 1.0):
         assert gram._stored_gaussian(sq_a, sq_b, dot + move * slack, gamma) == kept
 

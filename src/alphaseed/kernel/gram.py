@@ -57,36 +57,38 @@ FLOAT32_MIN_NORMAL = 2.0**-126
 
 
 @njit(cache=True, nogil=True)
-def _certain(sq_a, sq_b, dot, gamma, features):
-    """Whether ``_stored_gaussian`` stores the same float32 from ``dot`` as from any dot product
-    within the summation bound of it (the comment above UNIT_ROUNDOFF)."""
-    slack = 2.0 * (features + 2) * UNIT_ROUNDOFF * 1.01 * np.sqrt(sq_a * sq_b)
+def _certified_value(sq_a, sq_b, norms, dot, gamma, features):
+    """The float32 ``_stored_gaussian`` stores from ``dot`` where any dot product within the
+    summation bound of it (the comment above UNIT_ROUNDOFF) stores the same, else NaN; ``norms``
+    is ||a|| ||b||."""
+    slack = 2.0 * (features + 2) * UNIT_ROUNDOFF * 1.01 * norms
     dist = sq_a + sq_b - 2.0 * dot
     dist_slack = 2.0 * slack + 4.0 * UNIT_ROUNDOFF * (sq_a + sq_b + 2.0 * abs(dot))
     if dist - dist_slack <= 0.0:
-        return False
+        return np.nan
     x = gamma * dist
     x_slack = gamma * dist_slack + 4.0 * UNIT_ROUNDOFF * x
     if x + x_slack > FLOAT32_ZERO_EXPONENT:
-        return x - x_slack > FLOAT32_ZERO_EXPONENT
+        return 0.0 if x - x_slack > FLOAT32_ZERO_EXPONENT else np.nan
     value = np.exp(-x)
     if value < 2.0 * FLOAT32_MIN_NORMAL:
-        return False
-    # exp moves by at most a factor e^(x_slack) ~ 1 + x_slack, plus its own rounding either way.
+        return np.nan
+    # exp moves by at most a factor e^(x_slack) ~ 1 + x_slack, plus its own rounding either way
+    # and that of the two sums below. Rounding to float32 is monotonic: where both ends of the
+    # reach round to one float32, every value between them does.
     reach = value * (1.01 * x_slack + 8.0 * UNIT_ROUNDOFF)
-    stored = np.float64(np.float32(value))
-    mantissa, exponent = math.frexp(stored)
-    half_up = math.ldexp(1.0, exponent - 25)
-    half_down = half_up / 2.0 if mantissa == 0.5 else half_up
-    return value - stored + reach < half_up and stored - value + reach < half_down
+    low = np.float32(value - reach)
+    if low != np.float32(value + reach):
+        return np.nan
+    return np.float64(low)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, compact, every, certify):
+def _gram_rows(K, X, sqnorm, norms, gamma, i0, i1, dots, have_dots, compact, every, certify):
     """K[i0:i1, j] for j >= i, mirrored below the diagonal; ``dots[a, j - i0]`` holds
-    x_{i0+a}.x_j when ``have_dots`` (a BLAS product's, each checked by ``_certain`` and computed
-    again by ``row_dot`` where it cannot be kept, when ``certify``), else each value is computed
-    here (from ``compact``)."""
+    x_{i0+a}.x_j when ``have_dots`` (a BLAS product's, each certified by ``_certified_value`` or
+    computed again by ``row_dot``, when ``certify``; ``norms`` are the rows' norms), else each
+    value is computed here (from ``compact``)."""
     n = X.shape[0]
     for t in prange((n - i0 + GRAM_TILE_COLS - 1) // GRAM_TILE_COLS):
         j0 = i0 + t * GRAM_TILE_COLS
@@ -103,9 +105,13 @@ def _gram_rows(K, X, sqnorm, gamma, i0, i1, dots, have_dots, compact, every, cer
                         K[i, j] = 1.0
                         continue
                     dot = dots[i - i0, j - i0]
-                    if certify and not _certain(sqnorm[i], sqnorm[j], dot, gamma, X.shape[1]):
-                        dot = row_dot(X, i, X, j)
-                    K[i, j] = _stored_gaussian(sqnorm[i], sqnorm[j], dot, gamma)
+                    if certify:
+                        value = _certified_value(sqnorm[i], sqnorm[j], norms[i] * norms[j], dot, gamma,
+                                                 X.shape[1])
+                        K[i, j] = (value if not np.isnan(value)
+                                   else _stored_gaussian(sqnorm[i], sqnorm[j], row_dot(X, i, X, j), gamma))
+                    else:
+                        K[i, j] = _stored_gaussian(sqnorm[i], sqnorm[j], dot, gamma)
             for j in range(max(s0 + 1, j0), j1):
                 for i in range(s0, min(s1, j)):
                     K[j, i] = K[i, j]
@@ -210,7 +216,7 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
     Binary data whose ``compact`` rows (``compact_rows``) are bit sets look every value up by
     distance. Otherwise a block's dot products come from one matrix product: with ``use_blas``
     (see ``blas_dots_are_exact``) exact ones (in float32 where that is exact, see
-    FLOAT32_EXACT_NORM), without it float64 ones, each value certified by ``_certain`` or
+    FLOAT32_EXACT_NORM), without it float64 ones, each value certified by ``_certified_value`` or
     computed again by ``row_dot``;
     ``dots`` (``dot_matrix``), when given, holds all of them already, for several gammas over
     the same data. Where the products come from BLAS and the norms spread beyond the kernel's
@@ -236,6 +242,7 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
     gemm_rows = X.astype(np.float32) if single else X
     # Dense rows that are not exact for BLAS still take its products, certified value by value.
     certify = not use_blas and not by_distance and X.shape[1] > 0
+    norms = np.sqrt(sqnorm)
     band = norm_band(sqnorm, gamma) if use_blas and not by_distance and dots is None else None
     if band is not None:
         order, tiles = band
@@ -252,7 +259,7 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
                 block_dots = np.ascontiguousarray(dots[i0:i1, i0:])
             else:
                 block_dots = blas_dots(gemm_rows[i0:i1], gemm_rows[i0:]) if use_blas or certify else no_dots
-            _gram_rows(K, X, sqnorm, gamma, i0, i1, block_dots, block_dots.size > 0, rows, every,
+            _gram_rows(K, X, sqnorm, norms, gamma, i0, i1, block_dots, block_dots.size > 0, rows, every,
                        certify and dots is None)
     if single and beyond.size:
         _gram_redo_rows(K, sqnorm, gamma, beyond, blas_dots(X[beyond], X))
