@@ -30,7 +30,7 @@ from alphaseed.kernel import (
 )
 from alphaseed.kernel.gram import gram_matrix
 from alphaseed.kernel.native import PERMUTED_TABLE
-from alphaseed.kernel.row_source import PARALLEL_ROW_WORK
+from alphaseed.kernel.row_source import PARALLEL_ROW_WORK, column_spans
 from alphaseed.kernel.values import (
     compact_rows,
     dense_rows,
@@ -687,3 +687,19 @@ def test_auto_takes_cache_mode_and_a_small_row_cache_for_bit_sets():
     floats = KernelMatrix(dense, 0.1, mode="auto", memory_budget=1 << 30)
     assert (floats.mode, floats.row_cache_mb) == ("gram", 100.0)
     assert KernelMatrix(binary, 0.1, mode="gram", memory_budget=1 << 30).row_cache_mb == 100.0
+
+
+def test_column_spans_cover_every_column_and_skip_only_long_gaps():
+    """Catches spans that miss a solver's column (a Gram row's copy would leave it unwritten),
+    that cut at a gap the copy should read through, or that treat ``gap`` off by one."""
+    columns = np.array([73, 5, 6, 8, 140, 139, 9000])   # 64 columns between 8 and 73, 65 between 73 and 139
+    np.testing.assert_array_equal(column_spans(columns, gap=64), [[5, 74], [139, 141], [9000, 9001]])
+    np.testing.assert_array_equal(column_spans(columns, gap=65), [[5, 141], [9000, 9001]])
+    assert column_spans(np.empty(0, np.int64)).shape == (0, 2)
+    rng = np.random.default_rng(5)
+    columns = rng.choice(100_000, size=3000, replace=False)
+    spans = column_spans(columns)
+    covered = np.zeros(100_000, bool)
+    for start, stop in spans:
+        covered[start:stop] = True
+    assert covered[columns].all() and np.all(spans[1:, 0] - spans[:-1, 1] > 64)

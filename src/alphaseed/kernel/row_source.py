@@ -30,7 +30,11 @@ PARALLEL_ROW_WORK = 1 << 16
 # Columns of a row filled by one parallel task: many tasks per row, for an even share.
 PARALLEL_ROW_CHUNK = 256
 
-RowSource = namedtuple("RowSource", ["kind", "gram", "shared", "every", "ones", "scratch", "compact"])
+# Columns of a Gram row between two of a solver's instances that its copy reads anyway rather
+# than start another run: a 64-byte line holds 16 float32, a run restarts the prefetcher.
+SPAN_GAP = 64
+
+RowSource = namedtuple("RowSource", ["kind", "gram", "shared", "every", "ones", "scratch", "compact", "spans"])
 RowSource.__doc__ = """Where a row cache's missing values come from (``KernelMatrix.source``).
 
 The members a kind does not use are empty, so every kind has one compiled type.
@@ -52,6 +56,9 @@ scratch : ndarray
     int64 so that every kind has one type.
 compact : CompactRows
     X's compact rows, in the solver's position order for IN_ORDER.
+spans : ndarray
+    (start, stop) of the runs of columns a solver reads from a Gram row (GRAM, ``solver_source``),
+    int64, (m, 2).
 """
 
 
@@ -60,23 +67,27 @@ def _no_rows():
     return np.empty((0, 0), np.float32), new_cache(0, 0), np.empty(0, np.int64), np.empty(0)
 
 
+def _no_spans():
+    return np.empty((0, 2), np.int64)
+
+
 def compute_source(compact) -> RowSource:
     """The row source of the ``cache`` mode: rows computed from X (``compact``: its compact rows)."""
     gram, cache, no_index, no_signs = _no_rows()
-    return RowSource(COMPUTE, gram, cache, no_index, no_signs, no_index, compact)
+    return RowSource(COMPUTE, gram, cache, no_index, no_signs, no_index, compact, _no_spans())
 
 
 def gram_source(gram) -> RowSource:
     """The row source of the ``gram`` mode: rows gathered from ``gram``."""
     _, cache, no_index, no_signs = _no_rows()
-    return RowSource(GRAM, gram, cache, no_index, no_signs, no_index, dense_rows())
+    return RowSource(GRAM, gram, cache, no_index, no_signs, no_index, dense_rows(), _no_spans())
 
 
 def shared_source(n: int, budget_bytes: float, compact) -> RowSource:
     """The row source of the ``shared`` mode: full rows of n values kept within ``budget_bytes``."""
     gram, _, no_index, _ = _no_rows()
     return RowSource(SHARED, gram, new_cache(n, budget_bytes), np.arange(n, dtype=np.int64),
-                     np.ones(n), no_index, compact)
+                     np.ones(n), no_index, compact, _no_spans())
 
 
 def source_apart(source: RowSource) -> tuple:
@@ -90,14 +101,15 @@ def source_apart(source: RowSource) -> tuple:
 def source_together(rows, rest):
     """The RowSource of ``source_apart``'s parts."""
     return RowSource(rest.kind, rest.gram, cache_together(rows, rest.shared), rest.every, rest.ones,
-                     rest.scratch, rest.compact)
+                     rest.scratch, rest.compact, rest.spans)
 
 
 def solver_source(source: RowSource, gidx: np.ndarray) -> RowSource:
     """``source`` as one solver over the instances ``gidx`` reads it, with scratch of its own:
     where it computes rows from bit sets, an ``IN_ORDER`` source holding a copy of them in the
-    solver's position order; from the Gram matrix, room for a copy of one of its rows (see
-    ``_gathered``); otherwise ``source`` itself.
+    solver's position order; from the Gram matrix, room for a copy of one of its rows and the
+    runs of columns the copy takes (``column_spans``, see ``_gathered``); otherwise ``source``
+    itself.
 
     The bit sets' copy is word-major (word w of position c at ``[w, c]``), so a row's distances
     are summed two words at a time over consecutive positions, a loop the compiler vectorises
@@ -116,12 +128,38 @@ def solver_source(source: RowSource, gidx: np.ndarray) -> RowSource:
     RowSource
     """
     if source.kind == GRAM:
-        return source._replace(scratch=np.empty((source.gram.shape[0] + 1) // 2, dtype=np.int64))
+        return source._replace(scratch=np.empty((source.gram.shape[0] + 1) // 2, dtype=np.int64),
+                               spans=column_spans(gidx))
     compact = source.compact
     if source.kind != COMPUTE or compact.bits.shape[0] == 0:
         return source
     return source._replace(kind=IN_ORDER, scratch=np.empty((gidx.size + 1) // 2, dtype=np.int64),
                            compact=compact._replace(bits=np.ascontiguousarray(compact.bits[gidx].T)))
+
+
+def column_spans(columns: np.ndarray, gap: int = SPAN_GAP) -> np.ndarray:
+    """The runs (start, stop) that cover ``columns``, two runs apart only where more than
+    ``gap`` columns lie between them: where a Gram row's copy must read.
+
+    Parameters
+    ----------
+    columns : ndarray
+        Column indices, in any order.
+    gap : int, default SPAN_GAP
+        The most columns between two of them that one run takes in.
+
+    Returns
+    -------
+    ndarray
+        int64, (m, 2), in increasing order; (0, 2) for no columns.
+    """
+    cols = np.unique(columns).astype(np.int64)
+    if cols.size == 0:
+        return _no_spans()
+    breaks = np.flatnonzero(np.diff(cols) > gap + 1)
+    starts = np.concatenate([cols[:1], cols[breaks + 1]])
+    stops = np.concatenate([cols[breaks], cols[-1:]]) + 1
+    return np.column_stack([starts, stops])
 
 
 @njit(cache=True, nogil=True)
@@ -236,15 +274,17 @@ def _gathered(out, g, sign, X, sqnorm, gamma, gidx, y, source, start, stop):
     """out[c] = sign y_c K(x_g, x_gidx[c]) for start <= c < stop, gathered from a full row of K
     over all instances: the Gram matrix's or the shared cache's.
 
-    A Gram row is first copied into the solver's scratch (``solver_source``): read in order, it
-    streams from memory, while gathered in the order of ``gidx`` (shuffled by shrinking) each
-    value waits for a cache line of its own. The copy is an explicit loop: a slice assignment
-    through the scratch's float32 view gains nothing over no copy."""
+    A Gram row's runs of the solver's columns (``source.spans``) are first copied into the solver's
+    scratch (``solver_source``): read in order, they stream from memory, while gathered in the
+    order of ``gidx`` (shuffled by shrinking) each value waits for a cache line of its own. The
+    copy is an explicit loop: a slice assignment through the scratch's float32 view gains nothing
+    over no copy."""
     if source.kind == GRAM:
         row = source.scratch.view(np.float32)
         gram_row = source.gram[g]
-        for k in range(gram_row.shape[0]):
-            row[k] = gram_row[k]
+        for s in range(source.spans.shape[0]):
+            for k in range(source.spans[s, 0], source.spans[s, 1]):
+                row[k] = gram_row[k]
     else:
         row = global_row(g, X, sqnorm, gamma, source)
     for c in range(start, stop):

@@ -278,6 +278,36 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     return results
 
 
+def grouped_by_class(X, codes, splits):
+    """(X, codes, splits) with the instances grouped by class, each class in data order, and the
+    splits' indices moved with them, each split listing the same instances in the same order.
+
+    A pair of classes then reads each row of a Gram matrix in two runs of columns (see
+    ``kernel.row_source._gathered``) instead of across the whole row. Every kernel value and every
+    solver's order of instances stay the same; only a carried gradient, which sums its changes by
+    global index (``solver.carry``), may differ in its last bits, and a round seeded from it by a
+    few iterations (docs: benchmarks, "Ten digits").
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix
+        The features.
+    codes : ndarray
+        Each instance's class code.
+    splits : sequence
+        (train, test) index arrays of each split.
+
+    Returns
+    -------
+    tuple
+        The grouped features, codes and splits.
+    """
+    order = np.argsort(codes, kind="stable")
+    moved_to = np.empty_like(order)
+    moved_to[order] = np.arange(order.size)
+    return X[order], codes[order], [(moved_to[train], moved_to[test]) for train, test in splits]
+
+
 def _check_choices(method: str, c_seed: str) -> None:
     if method not in SEARCH_METHODS:
         raise ValueError(f"method must be one of {', '.join(SEARCH_METHODS)}; got {method!r}")
@@ -406,6 +436,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             columns.setdefault(gamma, []).append(C)
         options = dict(method=self.method, options=solver_options(base))
         jobs = [(gamma, sorted(set(Cs))) for gamma, Cs in columns.items()]
+        if codes.max() > 1:
+            X, codes, splits = grouped_by_class(X, codes, splits)
         with tqdm(total=sum(len(Cs) for _, Cs in jobs) * len(splits), unit="fit", desc=desc,
                   disable=not self.verbose) as bar:
             workers = resolve_n_jobs(self.n_jobs)
