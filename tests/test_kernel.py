@@ -325,12 +325,28 @@ def test_a_certified_dot_product_stores_what_any_within_its_slack_stores(exponen
     value = stored + side * half_gap * (1.0 + nudge * 1e-9)
     dist = -math.log(value) / gamma
     dot = (sq_a + sq_b - dist) / 2.0
-    kept = gram._certified_value(sq_a, sq_b, norm, dot, gamma, features)
+    approximate = np.empty(1)
+    gram._approximate_gaussians(approximate, sq_a, np.array([sq_b]), np.array([dot]), gamma)
+    kept = gram._certified_value(sq_a, sq_b, norm, dot, gamma, features, approximate[0])
     if np.isnan(kept):
         return
     assert kept == gram._stored_gaussian(sq_a, sq_b, dot, gamma)
     for move in (-1.0, -0.5, 0.5, 1.0):
         assert gram._stored_gaussian(sq_a, sq_b, dot + move * slack, gamma) == kept
+
+
+@settings(max_examples=300, deadline=None)
+@given(x=st.floats(0.0, gram.FLOAT32_ZERO_EXPONENT))
+@example(x=0.0)
+@example(x=gram.FLOAT32_ZERO_EXPONENT)
+@example(x=math.log(2.0) * 75.5)   # the reduction's widest remainder
+def test_the_vectorised_exp_stays_well_within_the_error_its_certification_allows(x):
+    """Would catch a series cut below the 11th power, a reduction rounding n down (a remainder up to
+    ln 2) and a table off by one power: each misses libm's exp by more than 2**-46, a 64th of
+    EXP_ERROR."""
+    out = np.empty(1)
+    gram._approximate_gaussians(out, x, np.array([0.0]), np.array([0.0]), 1.0)
+    assert abs(out[0] - math.exp(-x)) <= 2.0**-46 * math.exp(-x)
 
 
 def test_float32_dot_products_serve_only_the_rows_they_are_exact_for(monkeypatch):

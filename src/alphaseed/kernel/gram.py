@@ -56,11 +56,39 @@ UNIT_ROUNDOFF = 2.0**-53
 FLOAT32_MIN_NORMAL = 2.0**-126
 
 
+# exp(-x) for 0 <= x <= FLOAT32_ZERO_EXPONENT in a loop the compiler vectorises (libm's exp is
+# one call per value): x = n ln 2 + r with |r| <= ln 2 / 2 (Cody and Waite's two-part ln 2, whose
+# high part times any n here is exact), exp(-r) by its Taylor series to the 13th power
+# (truncation below 4e-18), times 2**-n from a table. Its relative error stays below 4e-15 (the
+# series' roundings); EXP_ERROR, far above, is what a certification allows for it.
+LN2_HI = 6.93147180369123816490e-01
+LN2_LO = 1.90821492927058770002e-10
+INV_LN2 = 1.0 / math.log(2.0)
+EXP_TAYLOR = np.array([1.0 / math.factorial(k) for k in range(13, -1, -1)])
+POW2_NEG = np.array([2.0**-k for k in range(160)])
+EXP_ERROR = 2.0**-40
+
+
 @njit(cache=True, nogil=True)
-def _certified_value(sq_a, sq_b, norms, dot, gamma, features):
+def _approximate_gaussians(out, sq_a, sq_b, dots, gamma):
+    """out[k] = exp(-gamma (sq_a + sq_b[k] - 2 dots[k])) within EXP_ERROR, its exponent clamped to
+    [0, FLOAT32_ZERO_EXPONENT]; the same distance and exponent as ``_certified_value`` computes."""
+    for k in range(out.shape[0]):
+        x = gamma * (sq_a + sq_b[k] - 2.0 * dots[k])
+        x = min(max(x, 0.0), FLOAT32_ZERO_EXPONENT)
+        n = np.floor(x * INV_LN2 + 0.5)
+        s = n * LN2_LO - (x - n * LN2_HI)
+        p = EXP_TAYLOR[0]
+        for c in range(1, EXP_TAYLOR.shape[0]):
+            p = p * s + EXP_TAYLOR[c]
+        out[k] = p * POW2_NEG[int(n)]
+
+
+@njit(cache=True, nogil=True)
+def _certified_value(sq_a, sq_b, norms, dot, gamma, features, approximate):
     """The float32 ``_stored_gaussian`` stores from ``dot`` where any dot product within the
-    summation bound of it (the comment above UNIT_ROUNDOFF) stores the same, else NaN; ``norms``
-    is ||a|| ||b||."""
+    summation bound of it (the comment above UNIT_ROUNDOFF) stores the same, else NaN. ``norms``
+    is ||a|| ||b||, 0.0 for an exact ``dot``; ``approximate`` is ``_approximate_gaussians``' value."""
     slack = 2.0 * (features + 2) * UNIT_ROUNDOFF * 1.01 * norms
     dist = sq_a + sq_b - 2.0 * dot
     dist_slack = 2.0 * slack + 4.0 * UNIT_ROUNDOFF * (sq_a + sq_b + 2.0 * abs(dot))
@@ -70,15 +98,14 @@ def _certified_value(sq_a, sq_b, norms, dot, gamma, features):
     x_slack = gamma * dist_slack + 4.0 * UNIT_ROUNDOFF * x
     if x + x_slack > FLOAT32_ZERO_EXPONENT:
         return 0.0 if x - x_slack > FLOAT32_ZERO_EXPONENT else np.nan
-    value = np.exp(-x)
-    if value < 2.0 * FLOAT32_MIN_NORMAL:
+    if approximate < 2.0 * FLOAT32_MIN_NORMAL:
         return np.nan
-    # exp moves by at most a factor e^(x_slack) ~ 1 + x_slack, plus its own rounding either way
-    # and that of the two sums below. Rounding to float32 is monotonic: where both ends of the
-    # reach round to one float32, every value between them does.
-    reach = value * (1.01 * x_slack + 8.0 * UNIT_ROUNDOFF)
-    low = np.float32(value - reach)
-    if low != np.float32(value + reach):
+    # exp moves by at most a factor e^(x_slack) ~ 1 + x_slack; libm's exp, the approximation and
+    # the two sums below round within the rest. Rounding to float32 is monotonic: where both ends
+    # of the reach round to one float32, every value between them does.
+    reach = approximate * (1.01 * x_slack + EXP_ERROR + 8.0 * UNIT_ROUNDOFF)
+    low = np.float32(approximate - reach)
+    if low != np.float32(approximate + reach):
         return np.nan
     return np.float64(low)
 
@@ -86,13 +113,16 @@ def _certified_value(sq_a, sq_b, norms, dot, gamma, features):
 @njit(cache=True, nogil=True, parallel=True)
 def _gram_rows(K, X, sqnorm, norms, gamma, i0, i1, dots, have_dots, compact, every, certify):
     """K[i0:i1, j] for j >= i, mirrored below the diagonal; ``dots[a, j - i0]`` holds
-    x_{i0+a}.x_j when ``have_dots`` (a BLAS product's, each certified by ``_certified_value`` or
-    computed again by ``row_dot``, when ``certify``; ``norms`` are the rows' norms), else each
-    value is computed here (from ``compact``)."""
+    x_{i0+a}.x_j when ``have_dots``, else each value is computed here (from ``compact``). Each
+    value from ``dots`` is certified by ``_certified_value`` from ``_approximate_gaussians``, or
+    else computed by libm's exp, from ``row_dot`` where ``certify`` (a BLAS product's float
+    dots; ``norms`` are the rows' norms), else from ``dots`` (exact)."""
     n = X.shape[0]
+    features = X.shape[1]
     for t in prange((n - i0 + GRAM_TILE_COLS - 1) // GRAM_TILE_COLS):
         j0 = i0 + t * GRAM_TILE_COLS
         j1 = min(n, j0 + GRAM_TILE_COLS)
+        approximate = np.empty(GRAM_TILE_COLS)
         for s0 in range(i0, min(i1, j1), GRAM_STRIPE_ROWS):
             s1 = min(i1, j1, s0 + GRAM_STRIPE_ROWS)
             for i in range(s0, s1):
@@ -100,18 +130,19 @@ def _gram_rows(K, X, sqnorm, norms, gamma, i0, i1, dots, have_dots, compact, eve
                 if not have_dots:
                     kernel_values(K[i, lo:j1], X, sqnorm, gamma, i, every[lo:j1], compact)
                     continue
+                _approximate_gaussians(approximate[:j1 - lo], sqnorm[i], sqnorm[lo:j1],
+                                       dots[i - i0, lo - i0:j1 - i0], gamma)
                 for j in range(lo, j1):
                     if i == j:
                         K[i, j] = 1.0
                         continue
                     dot = dots[i - i0, j - i0]
-                    if certify:
-                        value = _certified_value(sqnorm[i], sqnorm[j], norms[i] * norms[j], dot, gamma,
-                                                 X.shape[1])
-                        K[i, j] = (value if not np.isnan(value)
-                                   else _stored_gaussian(sqnorm[i], sqnorm[j], row_dot(X, i, X, j), gamma))
-                    else:
-                        K[i, j] = _stored_gaussian(sqnorm[i], sqnorm[j], dot, gamma)
+                    value = _certified_value(sqnorm[i], sqnorm[j], norms[i] * norms[j] if certify else 0.0,
+                                             dot, gamma, features, approximate[j - lo])
+                    if np.isnan(value):
+                        value = _stored_gaussian(sqnorm[i], sqnorm[j], row_dot(X, i, X, j) if certify else dot,
+                                                 gamma)
+                    K[i, j] = value
             for j in range(max(s0 + 1, j0), j1):
                 for i in range(s0, min(s1, j)):
                     K[j, i] = K[i, j]
@@ -191,22 +222,26 @@ def _zero_rows(K):
         K[i, :] = 0.0
 
 
-def mapped_array(shape: tuple, dtype=np.float32) -> np.ndarray:
+def mapped_array(shape: tuple, dtype=np.float32, *, populate: bool = False) -> np.ndarray:
     """An uninitialised array in pages the operating system maps as it prefers.
 
     NumPy asks Linux for huge pages on every large array (madvise). On a virtual machine,
     faulting huge pages in takes a time that varies widely from one process to the next, often
     far longer than 4 KB pages, and reading random rows costs the same in either.
+    ``populate``: the kernel maps every page at once (Linux's MAP_POPULATE), for an array that
+    will be written whole: one fault per page, taken inside the loops that first write it, costs
+    more than mapping them all up front.
     """
     size = int(np.prod(shape)) * np.dtype(dtype).itemsize
     if size == 0:
         return np.empty(shape, dtype=dtype)
-    return np.frombuffer(mmap.mmap(-1, size), dtype=dtype).reshape(shape)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
+    return np.frombuffer(mmap.mmap(-1, size, flags=flags), dtype=dtype).reshape(shape)
 
 
 def new_gram(n: int) -> np.ndarray:
-    """An uninitialised n x n float32 array (``mapped_array``)."""
-    return mapped_array((n, n))
+    """An uninitialised n x n float32 array (``mapped_array``), its pages mapped up front."""
+    return mapped_array((n, n), populate=True)
 
 
 def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | None = None,
