@@ -18,12 +18,16 @@ invocation. The table goes to stdout and ``results/bench/multiclass.csv``.
 
     python benchmarks/bench_multiclass.py --subsample 6000
     python benchmarks/bench_multiclass.py --configs ours_search intelex --threads 2
+    python benchmarks/bench_multiclass.py --configs ours_search --profile   # where our time goes
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import json
+import pstats
 import sys
 import tempfile
 import time
@@ -34,6 +38,7 @@ import numpy as np
 from common import ROOT, run_child, write_csv
 
 CONFIGS = ("ours_cv", "ours_search", "intelex", "sklearn")
+PROFILE_LINES = 20
 
 
 def load_digits(subsample: int | None):
@@ -51,8 +56,9 @@ def load_digits(subsample: int | None):
     return X.toarray(), digits.astype(np.int64), entry["C"], entry["gamma"], config["seed"]
 
 
-def run_config(config: str, data: Path, k: int, threads: int) -> dict:
-    """Runs inside the child process: one configuration's cross-validation, as a JSON line."""
+def run_config(config: str, data: Path, k: int, threads: int, profile: bool = False) -> dict:
+    """Runs inside the child process: one configuration's cross-validation, as a JSON line; with
+    ``profile``, its cProfile functions by own time under ``"profile"``."""
     from sklearn.model_selection import StratifiedKFold, cross_val_score
 
     saved = np.load(data)
@@ -84,9 +90,19 @@ def run_config(config: str, data: Path, k: int, threads: int) -> dict:
         def run(X_, y_, cv):
             return cross_val_score(peer, X_, y_, cv=cv, n_jobs=n_jobs)
     run(X[few], y[few], 2)
+    profiler = cProfile.Profile() if profile else None
     start = time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
     scores = run(X, y, folds)
-    return {"seconds": time.perf_counter() - start, "accuracy": 100.0 * float(np.mean(scores))}
+    seconds = time.perf_counter() - start
+    result = {"seconds": seconds, "accuracy": 100.0 * float(np.mean(scores))}
+    if profiler is not None:
+        profiler.disable()
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(PROFILE_LINES)
+        result["profile"] = text.getvalue()
+    return result
 
 
 def main() -> None:
@@ -95,11 +111,14 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--configs", nargs="+", choices=CONFIGS, default=list(CONFIGS))
+    parser.add_argument("--profile", action="store_true",
+                        help="print where each configuration's time went (cProfile, by own time; "
+                             "profiling slows the Python-level calls a little)")
     parser.add_argument("--child", choices=CONFIGS, help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(run_config(args.child, args.data, args.k, args.threads)))
+        print(json.dumps(run_config(args.child, args.data, args.k, args.threads, args.profile)))
         return
     import pandas as pd
 
@@ -110,11 +129,14 @@ def main() -> None:
         np.savez(data, X=X, y=y, C=C, gamma=gamma, seed=seed)
         for config in args.configs:
             command = [sys.executable, __file__, "--child", config, "--data", str(data),
-                       "--k", str(args.k), "--threads", str(args.threads)]
+                       "--k", str(args.k), "--threads", str(args.threads)] + ["--profile"] * args.profile
             result = run_child(command, args.threads)
+            profile = result.pop("profile", None)
             rows.append({"config": config, "n": len(y), "classes": int(np.unique(y).size), "k": args.k,
                          "threads": args.threads, **result})
             print(f"{config}: {result['seconds']:.1f} s, accuracy {result['accuracy']:.2f} %", flush=True)
+            if profile:
+                print(profile, flush=True)
     table = pd.DataFrame(rows)
     if "intelex" in set(table.config):
         table["vs_intelex"] = float(table.loc[table.config == "intelex", "seconds"].iloc[0]) / table.seconds
