@@ -28,6 +28,7 @@ from alphaseed.kernel import (
     squared_norms,
     values,
 )
+from alphaseed.kernel import matrix
 from alphaseed.kernel.gram import gram_matrix
 from alphaseed.kernel.native import PERMUTED_TABLE
 from alphaseed.kernel.row_source import PARALLEL_ROW_WORK, column_spans
@@ -634,6 +635,34 @@ def test_gram_prediction_gives_the_double_precision_signs_even_at_zero(problem):
             expected = np.where(cache.times_float64(rows, cols, weights) - offset > 0, 1, -1)
             np.testing.assert_array_equal(gram.decision_signs(rows, cols, weights, offset), expected)
             np.testing.assert_array_equal(cache.decision_signs(rows, cols, weights, offset), expected)
+
+
+def test_gram_prediction_resums_in_double_only_the_slabs_of_uncertain_rows(problem, monkeypatch):
+    """Catches re-summing every row where one is uncertain (the cost this avoids), slabs cut
+    elsewhere than ``kernel_cross_times`` cuts them (their rows would be summed beside others than
+    in a call over every row) and a re-summed slab written to other rows: with slabs of 7 rows
+    and a slack that leaves a few rows uncertain, the signs must be the double-precision ones and
+    every re-summing call one whole slab of the rows."""
+    X, _ = problem
+    gram = KernelMatrix(X, 1e-4, mode="gram", memory_budget=1 << 30)
+    cols = np.arange(0, 400, 2)
+    weights = np.random.default_rng(9).normal(size=cols.size)
+    rows = np.arange(1, 400, 3)
+    monkeypatch.setattr(products, "CROSS_SLAB_BYTES", 8 * cols.size * 7)
+    exact = gram.times_float64(rows, cols, weights)
+    offset = float(np.median(exact))
+    share = np.abs(exact - offset) / (gram.times(rows, cols, np.abs(weights)) + abs(offset))
+    monkeypatch.setattr(matrix, "FLOAT32_SIGN_SLACK", float(np.quantile(share, 0.05)))
+    summed = []
+    in_double = gram.times_float64
+    monkeypatch.setattr(gram, "times_float64", lambda r, c, w: summed.append(r) or in_double(r, c, w))
+    np.testing.assert_array_equal(gram.decision_signs(rows, cols, weights, offset),
+                                  np.where(exact - offset > 0, 1, -1))
+    assert 0 < sum(part.size for part in summed) < rows.size
+    for part in summed:
+        first = int(np.flatnonzero(rows == part[0])[0])
+        assert first % 7 == 0
+        np.testing.assert_array_equal(part, rows[first:first + 7])
 
 
 def test_a_gram_built_into_a_used_buffer_is_the_fresh_one(problem):

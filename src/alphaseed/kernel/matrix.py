@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from ..errors import SolverInputError
 from .gram import dot_matrix, gram_matrix, new_gram
-from .products import ExactKernel, gathered_times, kernel_cross_times
+from .products import ExactKernel, cross_slab_rows, gathered_times, kernel_cross_times
 from .row_source import compute_source, gram_source, shared_block, shared_source
 from .values import blas_dots_are_exact, compact_rows, dense_features, kernel_block, squared_norms, takes_bit_sets
 
@@ -397,9 +397,10 @@ class KernelMatrix:
         recomputing n_test x n_sv kernel values. A sign taken from float32 values is kept only
         where it is certain: the float32 values differ from the double ones by at most
         ``FLOAT32_SIGN_SLACK`` of their sum of ``|weight| x K``, and each double sum by len(cols) + 2
-        rounding units. When any row's sum lies within that of zero, the whole call is summed in double
-        precision: the double sums' last bits depend on the rows BLAS multiplies together, so
-        re-summing only the uncertain rows could flip a sign that is within a rounding unit of
+        rounding units. Where a row's sum lies within that of zero, its slab of rows
+        (``cross_slab_rows``) is summed in double precision whole, as ``times_float64`` over every
+        row would sum it: the double sums' last bits depend on the rows BLAS multiplies together,
+        so re-summing the uncertain row alone could flip a sign that is within a rounding unit of
         zero.
 
         Parameters
@@ -428,8 +429,11 @@ class KernelMatrix:
             relative = FLOAT32_SIGN_SLACK + (cols.size + 2) * 2.0**-52
             bound = (relative * (sums[:, 1] + abs(offset))
                      + FLOAT32_SUBNORMAL_ERROR * float(np.abs(weights).sum()))
-            if np.any(np.abs(decision) <= bound):
-                decision = self.times_float64(rows, cols, weights) - offset
+            uncertain = np.flatnonzero(np.abs(decision) <= bound)
+            slab = cross_slab_rows(cols.size)
+            for first in np.unique(uncertain // slab) * slab:
+                whole = slice(first, first + slab)
+                decision[whole] = self.times_float64(rows[whole], cols, weights) - offset
         return np.where(decision > 0, 1, -1).astype(np.int8)
 
     def times_float64(self, rows, cols, weights) -> np.ndarray:

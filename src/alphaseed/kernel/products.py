@@ -17,6 +17,14 @@ from .values import bit_distance, gaussian_from_dot, row_dot
 CROSS_SLAB_BYTES = 8 << 20
 
 
+def cross_slab_rows(n_cols: int) -> int:
+    """The rows of K(Xa, Xb) that ``kernel_cross_times`` computes, then multiplies by the
+    weights, at a time, for an Xb of ``n_cols`` rows. A row's double-precision sum depends on
+    the rows BLAS multiplies with it, so a call over whole slabs of a larger call's rows repeats
+    its sums bit for bit."""
+    return max(1, CROSS_SLAB_BYTES // (8 * max(n_cols, 1)))
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _cross_rows(out, Xa, sqa, Xb, sqb, gamma, have_dots):
     """out[i, j] = K(Xa[i], Xb[j]) in float64; ``out`` holds the dot products when ``have_dots``."""
@@ -100,7 +108,7 @@ def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
         One value, or one row of values, per row of Xa.
     """
     out = np.zeros((Xa.shape[0],) + weights.shape[1:])
-    slab = max(1, CROSS_SLAB_BYTES // (8 * max(Xb.shape[0], 1)))
+    slab = cross_slab_rows(Xb.shape[0])
     # One slab's memory serves every slab that is not a BLAS product: a fresh one each time would
     # pay the first touch of its pages again.
     buffer = None if use_blas and binary is None else np.empty((min(slab, Xa.shape[0]), Xb.shape[0]))
