@@ -14,7 +14,7 @@ from sklearn.svm import SVC as ScikitSVC
 from alphaseed import SVC, GridSearchCV
 from alphaseed.kernel import KernelMatrix
 from alphaseed.sklearn import C_SEEDS, search_column, seed_from_smaller_C
-from alphaseed.sklearn.grid_search import grouped_by_class
+from alphaseed.sklearn.one_vs_one import grouped_by_class
 from alphaseed.pipeline.searches import SearchSpec, run_search
 from alphaseed.report.search import compare_methods, merge_searches, write_search
 from alphaseed.solver import SolverOptions, solve
@@ -208,21 +208,19 @@ def test_many_classes_give_scikit_learns_search(method):
         assert ours.cv_results_["total_iterations"].sum() < cold.cv_results_["total_iterations"].sum()
 
 
-def test_grouping_by_class_keeps_each_split_s_instances_in_their_order():
-    """Catches splits mapped through the sort order instead of its inverse (other instances), a
-    split sorted by its new indices (the solver's order changed) and an unstable sort (a class's
-    instances reordered); test_many_classes_give_scikit_learns_search checks the grouped search's
-    results."""
+def test_grouping_by_class_keeps_each_training_set_s_instances_in_their_order():
+    """Catches a training set moved through the grouping's order instead of its inverse (other
+    instances), one sorted by its new positions (the solver's order changed) and an unstable
+    sort (a class's instances reordered); test_many_classes_give_scikit_learns_search and the
+    estimator's scikit-learn comparisons check the grouped search's and fit's results."""
     rng = np.random.default_rng(4)
     codes = rng.integers(0, 4, size=40)
     X = rng.normal(size=(40, 3))
-    splits = [(rng.permutation(40)[:30], rng.permutation(40)[:10]) for _ in range(3)]
-    X_g, codes_g, splits_g = grouped_by_class(X, codes, splits)
-    assert np.all(np.diff(codes_g) >= 0)
-    np.testing.assert_array_equal(X_g[codes_g == 2], X[codes == 2])
-    for (train, test), (train_g, test_g) in zip(splits, splits_g):
-        np.testing.assert_array_equal(X_g[train_g], X[train])
-        np.testing.assert_array_equal(X_g[test_g], X[test])
+    order, moved_to = grouped_by_class(codes)
+    assert np.all(np.diff(codes[order]) >= 0)
+    np.testing.assert_array_equal(X[order][codes[order] == 2], X[codes == 2])
+    for train in (rng.permutation(40)[:30], rng.permutation(40)[:10]):
+        np.testing.assert_array_equal(X[order][moved_to[train]], X[train])
 
 
 @pytest.mark.parametrize("method", ["cold", "sir"])

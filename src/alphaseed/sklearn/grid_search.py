@@ -55,7 +55,7 @@ from ..cv import custom_rounds, run_round
 from ..kernel import KernelMatrix, concurrent_launches_are_safe, resolve_gamma, resolve_n_jobs, shared_dots
 from ..seeding import SEEDERS
 from ..solver import SolverOptions, options_at_larger_C, warmup
-from .one_vs_one import class_pairs, pair_problem
+from .one_vs_one import class_pairs, grouped_by_class, pair_problem
 from .svc import SVC, encode_classes, solver_options
 
 SEARCH_METHODS = ("cold", "ato", "mir", "sir")
@@ -278,36 +278,6 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     return results
 
 
-def grouped_by_class(X, codes, splits):
-    """(X, codes, splits) with the instances grouped by class, each class in data order, and the
-    splits' indices moved with them, each split listing the same instances in the same order.
-
-    A pair of classes then reads each row of a Gram matrix in two runs of columns (see
-    ``kernel.row_source._gathered``) instead of across the whole row. Every kernel value and every
-    solver's order of instances stay the same; only a carried gradient, which sums its changes by
-    global index (``solver.carry``), may differ in its last bits, and a round seeded from it by a
-    few iterations (docs: benchmarks, "Ten digits").
-
-    Parameters
-    ----------
-    X : ndarray or sparse matrix
-        The features.
-    codes : ndarray
-        Each instance's class code.
-    splits : sequence
-        (train, test) index arrays of each split.
-
-    Returns
-    -------
-    tuple
-        The grouped features, codes and splits.
-    """
-    order = np.argsort(codes, kind="stable")
-    moved_to = np.empty_like(order)
-    moved_to[order] = np.arange(order.size)
-    return X[order], codes[order], [(moved_to[train], moved_to[test]) for train, test in splits]
-
-
 def _check_choices(method: str, c_seed: str) -> None:
     if method not in SEARCH_METHODS:
         raise ValueError(f"method must be one of {', '.join(SEARCH_METHODS)}; got {method!r}")
@@ -437,7 +407,12 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         options = dict(method=self.method, options=solver_options(base))
         jobs = [(gamma, sorted(set(Cs))) for gamma, Cs in columns.items()]
         if codes.max() > 1:
-            X, codes, splits = grouped_by_class(X, codes, splits)
+            # Pairs of classes read the kernel in two runs of columns (one_vs_one.grouped_by_class).
+            # The gradient carry sums by global index, so along a chain of C its last bits, and a
+            # few iterations, may differ from the ungrouped order's (docs: benchmarks, "Ten digits").
+            order, moved_to = grouped_by_class(codes)
+            X, codes = X[order], codes[order]
+            splits = [(moved_to[train], moved_to[test]) for train, test in splits]
         with tqdm(total=sum(len(Cs) for _, Cs in jobs) * len(splits), unit="fit", desc=desc,
                   disable=not self.verbose) as bar:
             workers = resolve_n_jobs(self.n_jobs)

@@ -61,6 +61,30 @@ def pair_problem(codes: np.ndarray, i: int, j: int) -> tuple[np.ndarray, np.ndar
     return index, np.where(codes == i, 1.0, -1.0)
 
 
+def grouped_by_class(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The instances grouped by class, each class in data order: ``(order, moved_to)``, the data's
+    index of each grouped position and the grouped position of each instance.
+
+    A pair of classes then reads each row of a Gram matrix over the grouped data in two runs of
+    columns (see ``kernel.row_source._gathered``) instead of across the whole row; a training set
+    moved by ``moved_to`` lists the same instances in the same order, so every kernel value and
+    every solver's order stay the same.
+
+    Parameters
+    ----------
+    codes : ndarray
+        Every instance's class code.
+
+    Returns
+    -------
+    tuple of ndarray
+    """
+    order = np.argsort(codes, kind="stable")
+    moved_to = np.empty_like(order)
+    moved_to[order] = np.arange(order.size)
+    return order, moved_to
+
+
 @dataclass
 class PairwiseModel:
     """The merged one-vs-one model in LibSVM's layout.

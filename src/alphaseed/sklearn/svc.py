@@ -39,7 +39,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernel import KernelMatrix, numba_threads, resolve_gamma, resolve_n_jobs
 from ..solver import SolverOptions, solve
-from .one_vs_one import PairwiseModel, PairwisePredictor, class_pairs, merge_pairs, pair_problem, vote
+from .one_vs_one import (PairwiseModel, PairwisePredictor, class_pairs, grouped_by_class, merge_pairs,
+                         pair_problem, vote)
 from .platt import couple_pairs, fit_sigmoid, held_out_decision_values, pair_probabilities, platt_splits
 
 NO_ITERATION_CAP = np.iinfo(np.int64).max
@@ -235,13 +236,15 @@ class SVC(ClassifierMixin, BaseEstimator):
         solutions, sigmoids = [], []
         rng = check_random_state(self.random_state)
         with numba_threads(resolve_n_jobs(self.n_jobs)):
-            kernel = KernelMatrix(X, self._gamma, mode=self.kernel_mode)
+            order, moved_to = grouped_by_class(codes)
+            kernel = KernelMatrix(X[order], self._gamma, mode=self.kernel_mode)
             for i, j in class_pairs(self.classes_.size):
                 index, y_pair = pair_problem(codes, i, j)
+                grouped, y_grouped = moved_to[index], y_pair[order]
                 C = (self.C * self.class_weight_[i], self.C * self.class_weight_[j])
-                solutions.append((index, y_pair, solve(kernel, y_pair, index, C, options=options)))
+                solutions.append((index, y_pair, solve(kernel, y_grouped, grouped, C, options=options)))
                 if self.probability:
-                    held_out = held_out_decision_values(kernel, y_pair, index, C,
+                    held_out = held_out_decision_values(kernel, y_grouped, grouped, C,
                                                         platt_splits(index.size, rng), options=options)
                     sigmoids.append(fit_sigmoid(held_out, y_pair[index] > 0))
         sigmoids = np.array(sigmoids, dtype=np.float64).reshape(-1, 2)
