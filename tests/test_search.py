@@ -210,9 +210,9 @@ def test_many_classes_give_scikit_learns_search(method):
 
 def test_grouping_by_class_keeps_each_training_set_s_instances_in_their_order():
     """Catches a training set moved through the grouping's order instead of its inverse (other
-    instances), one sorted by its new positions (the solver's order changed) and an unstable
-    sort (a class's instances reordered); test_many_classes_give_scikit_learns_search and the
-    estimator's scikit-learn comparisons check the grouped search's and fit's results."""
+    instances) and an unstable sort (a class's instances reordered); the callers' use of it is
+    checked by test_many_classes_give_scikit_learns_search and the estimator's scikit-learn
+    comparisons."""
     rng = np.random.default_rng(4)
     codes = rng.integers(0, 4, size=40)
     X = rng.normal(size=(40, 3))
