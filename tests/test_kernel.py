@@ -450,15 +450,16 @@ def test_gradient_reconstruction_from_the_gram_matrix_equals_the_cached_one(prob
     (inactive rows four at a time, 21 of them so that one is left over), free alphas spread
     over the active set, with a cache large enough and one that keeps two rows only, so that
     rows are evicted while their sums still read them. Would catch a leftover row skipped or
-    summed into the wrong G, rows paired with the wrong sums, or a free alpha missed."""
+    summed into the wrong G, rows paired with the wrong sums, a free alpha missed, or a Gram
+    row's values read in column order but matched to the wrong positions."""
     from alphaseed.solver.shrinking import _reconstruct_gradient
     from alphaseed.solver.state import FREE, LOWER, kernel_rows, new_state, rows_apart, rows_together
 
     X, y = problem
     l, active = 50, 29
-    gidx = np.arange(0, 2 * l, 2)
-    y_l = y[gidx].copy()
     rng = np.random.default_rng(n_free)
+    gidx = rng.permutation(2 * l)[:l]   # shuffled, as shrinking leaves positions
+    y_l = y[gidx].copy()
     alpha = rng.random(l)
     G_bar = rng.normal(size=l)
     free = rng.choice(active, n_free, replace=False)
