@@ -443,8 +443,11 @@ def test_gathered_times_sums_each_row_in_column_order(n_rows):
 
 
 @pytest.mark.parametrize("cache_bytes", [1 << 20, 2 * 4 * 29])  # all rows, or two at a time
-@pytest.mark.parametrize("n_free", [29, 5])  # each side of LibSVM's choice of walk
-def test_gradient_reconstruction_from_the_gram_matrix_equals_the_cached_one(problem, n_free,
+# 29 free: the walk over inactive rows; 5, 6 and 7: over free rows, their last group of four
+# one, two or three short. 47 active leaves 3 inactive: chunks of one and two rows.
+@pytest.mark.parametrize("n_free", [29, 5, 6, 7])
+@pytest.mark.parametrize("active", [29, 47])
+def test_gradient_reconstruction_from_the_gram_matrix_equals_the_cached_one(problem, n_free, active,
                                                                               cache_bytes):
     """The Gram matrix's walk (parallel, straight from the matrix) against the cached one
     (inactive rows four at a time, 21 of them so that one is left over), free alphas spread
@@ -456,7 +459,7 @@ def test_gradient_reconstruction_from_the_gram_matrix_equals_the_cached_one(prob
     from alphaseed.solver.state import FREE, LOWER, kernel_rows, new_state, rows_apart, rows_together
 
     X, y = problem
-    l, active = 50, 29
+    l = 50
     rng = np.random.default_rng(n_free)
     gidx = rng.permutation(2 * l)[:l]   # shuffled, as shrinking leaves positions
     y_l = y[gidx].copy()

@@ -31,7 +31,8 @@ def _reconstruct_from_gram(state, rows, active, walk_inactive):
     chunks = state.threads
     l = alpha.shape[0]
     free = np.flatnonzero(status[:active] == FREE)
-    # Each thread's inactive positions, by column, so that its reads of a Gram row run forward.
+    # Each thread's inactive positions, by column: the walk over free rows then reads each row
+    # forward (the walk over inactive rows must read the free columns in position order).
     inactive = active + np.argsort(gidx[active:l])
     for c in prange(chunks):
         lo, hi = chunk_bounds(l - active, chunks, c)
