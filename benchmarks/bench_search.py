@@ -25,6 +25,9 @@ load. Ratios are taken within one invocation. Prints a table and writes
 results/bench/search.csv; the accuracy of every point is compared with the cold search's.
 
     python benchmarks/bench_search.py --case adult:2000 --C=-5:15:4 --gamma=1:-15:-3
+    python benchmarks/bench_search.py --case adult --C=9:15:2 --gamma=-5:-5:1 --folds 1
+
+(the second: one gamma column's large-C points on the first of 5 folds of all of Adult).
 
 (write a range that starts with '-' as --C=-5:15:4: argparse takes "-5:15:4" for an option).
 """
@@ -52,13 +55,14 @@ def log2_values(text: str) -> list[float]:
     return log2_range(text)
 
 
-def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, n_jobs: int) -> dict:
+def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, folds: int | None,
+            n_jobs: int) -> dict:
     """Runs inside the child process: one whole grid search, reported as a JSON line."""
     from sklearn.model_selection import StratifiedKFold
 
     name, _, size = case.partition(":")
     X, y, _, seed = load_case(name, int(size) if size else None)
-    splits = list(StratifiedKFold(k, shuffle=True, random_state=seed).split(X, y))
+    splits = list(StratifiedKFold(k, shuffle=True, random_state=seed).split(X, y))[:folds]
     Cs = [2.0 ** v for v in log2_values(log2_C)]
     gammas = [2.0 ** v for v in log2_values(log2_gamma)]
     points = [(C, gamma) for C in Cs for gamma in gammas]
@@ -128,6 +132,8 @@ def main() -> None:
     parser.add_argument("--C", default="-5:15:2", help="log2 C, begin:end:step (grid.py's)")
     parser.add_argument("--gamma", default="3:-15:-2", help="log2 gamma, begin:end:step")
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--folds", type=int, help="search on the first FOLDS of the k splits only "
+                        "(a look at full size within a sitting); all k if not given")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
     parser.add_argument("--threads", type=int, default=1, help="threads of each variant")
     parser.add_argument("--jobs", type=int, default=1,
@@ -143,7 +149,7 @@ def main() -> None:
     runs = {}
     for variant in args.variants:
         one = dict(case=args.case, variant=variant, log2_C=args.C, log2_gamma=args.gamma,
-                   k=args.k, n_jobs=args.jobs)
+                   k=args.k, folds=args.folds, n_jobs=args.jobs)
         runs[variant] = run_child([sys.executable, __file__, "--one", json.dumps(one)],
                                   args.threads)
         print(f"  {variant:>8} {runs[variant]['seconds']:9.2f} s", file=sys.stderr, flush=True)
@@ -162,6 +168,7 @@ def main() -> None:
             differing = int(np.sum(scores != reference))
         rows.append({
             "case": args.case, "grid": f"{len(Cs)}x{len(gammas)}", "k": args.k,
+            "folds": args.folds or args.k,
             "variant": variant, "threads": args.threads, "jobs": args.jobs,
             "seconds": run["seconds"], "iterations": run["iterations"],
             "seconds_over_seeded": run["seconds"] / seeded if seeded else None,

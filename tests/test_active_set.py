@@ -328,6 +328,23 @@ def test_auto_finishes_smos_tail_with_the_active_set(monkeypatch):
     assert objective64(km, y, auto.alpha) == pytest.approx(objective64(km, y, smo.alpha), rel=1e-6)
 
 
+def test_auto_keeps_smos_iteration_cap_where_the_finish_gives_up(monkeypatch):
+    # a finish with no memory gives up, and SMO goes on: catches an auto whose SMO starts a fresh
+    # cap after the finish (8 + 20 iterations where one SMO run stops at 20)
+    import alphaseed.solver.active_set as active_set
+    import alphaseed.solver.training as training
+
+    monkeypatch.setattr(training, "AUTO_SMO_ITERATIONS", 0.1)
+    monkeypatch.setattr(training, "AUTO_SMO_MIN_ITERATIONS", 1)
+    monkeypatch.setattr(active_set, "MEMORY_BYTES", 0)
+    X, y = problem(n=80, seed=12)
+    km = KernelMatrix(X, 0.5)
+    auto = solve(km, y, np.arange(km.n), 30.0, options=SolverOptions(solver="auto", max_iter=20))
+    assert auto.finisher == "smo" and auto.iteration_cap_hit
+    assert auto.iterations == 20
+    assert_feasible(auto.alpha, y, 30.0)
+
+
 def test_svc_defaults_to_auto_and_the_pipeline_to_smo(monkeypatch):
     # the scikit-learn layer takes auto by default; the reproduction's searches keep LibSVM's SMO:
     # catches run_search building its SVC without the options' solver (it would take auto)

@@ -254,7 +254,8 @@ def _solve_auto(kernel: KernelMatrix, y, index, C: tuple, alpha, previous, gradi
                 options=replace(options, solver="smo", max_iter=min(budget, cap)))
     if not smo.iteration_cap_hit or cap <= budget:
         return smo
-    rest = _solve_active_set(kernel, y, index, C, smo.alpha, options)
+    # where the finish gives up, SMO goes on with what is left of the cap, as one SMO run would
+    rest = _solve_active_set(kernel, y, index, C, smo.alpha, replace(options, max_iter=cap - smo.iterations))
     return replace(rest, iterations=smo.iterations + rest.iterations,
                    seconds_gradient_init=smo.seconds_gradient_init,
                    seconds_train=smo.seconds_train + rest.seconds_train)
