@@ -142,6 +142,8 @@ def main() -> None:
     # The child's arguments as one JSON object: a range like -5:15:2 would read as an option.
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.folds is not None and not 1 <= args.folds <= args.k:
+        parser.error(f"--folds must lie in [1, k = {args.k}]; got {args.folds}")
     if args.one:
         print(json.dumps(run_one(**json.loads(args.one))))
         return

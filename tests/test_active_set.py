@@ -389,6 +389,9 @@ def test_a_larger_C_goes_on_as_the_smaller_showed():
     assert options_at_larger_C(auto, auto, small).solver == "active_set"
     assert options_at_larger_C(auto, auto, large) is auto
     assert options_at_larger_C(auto, auto, gave_up).solver == "smo"
+    # a finish that gave up before its first step: catches a chain that takes it for SMO's own run
+    gave_up_at_once = replace(base, iterations=150_000)                                        # past the budget
+    assert options_at_larger_C(auto, auto, gave_up_at_once).solver == "smo"
     direct = options_at_larger_C(auto, auto, small)
     assert options_at_larger_C(auto, direct, replace(small, newton_steps=0)).solver == "active_set"
     assert options_at_larger_C(auto, direct, large) is auto

@@ -53,10 +53,11 @@ MAX_REFINEMENTS = 100
 # Newton steps between solves of u and w afresh (each step updates them in O(m) and one solve with
 # a unit vector): bounds the rounding that the updates gather.
 FRESH_SOLVES = 50
-# Bytes the finish may take for its columns of Q and its Cholesky factor: 8 (l + |F|) |F|. On
-# full Adult's large-C points (26,049 instances, |F| 5,500-8,400) the finish beat SMO's tail by
-# 1.6-2.7x with up to 2.3 GB. A constant, not a share of the memory free: whether a run is
-# finished by Newton steps or by SMO changes its optimum within eps, and must not vary from run to run.
+# Bytes the finish may take for its columns of Q and its Cholesky factor, 8 (l + |F|) |F|, in
+# each concurrent solve. On full Adult's large-C points (26,048 instances, |F| 5,500-8,400: up to
+# 2.3 GB) the finish beat SMO's tail by 1.8-2.7x. A constant, not a share of the memory free:
+# whether Newton steps or SMO finish a run changes its optimum within eps, and that must not vary
+# from one run to the next.
 MEMORY_BYTES = 3 << 30
 
 

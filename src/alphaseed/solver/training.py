@@ -248,17 +248,24 @@ def _solve_auto(kernel: KernelMatrix, y, index, C: tuple, alpha, previous, gradi
     """``solve`` by SMO for up to ``AUTO_SMO_ITERATIONS`` per training instance (at least
     ``AUTO_SMO_MIN_ITERATIONS``), then, where SMO has not converged (its tail), by the active set
     from where SMO stopped. SMO's own cap, if lower, still stops it."""
-    budget = max(AUTO_SMO_MIN_ITERATIONS, int(AUTO_SMO_ITERATIONS * index.size))
+    budget = _auto_budget(index.size)
     cap = _iteration_cap(options, index.size)
     smo = solve(kernel, y, index, C, alpha0=alpha, previous=previous, gradient0=gradient0,
                 options=replace(options, solver="smo", max_iter=min(budget, cap)))
     if not smo.iteration_cap_hit or cap <= budget:
         return smo
-    # where the finish gives up, SMO goes on with what is left of the cap, as one SMO run would
+    # where the finish gives up, SMO goes on with what is left of the cap: SMO's iterations in
+    # all stay within it, as in one SMO run
     rest = _solve_active_set(kernel, y, index, C, smo.alpha, replace(options, max_iter=cap - smo.iterations))
     return replace(rest, iterations=smo.iterations + rest.iterations,
                    seconds_gradient_init=smo.seconds_gradient_init,
                    seconds_train=smo.seconds_train + rest.seconds_train)
+
+
+def _auto_budget(l: int) -> int:
+    """The SMO iterations ``auto`` gives a training set of l instances before it takes the run for
+    a tail."""
+    return max(AUTO_SMO_MIN_ITERATIONS, int(AUTO_SMO_ITERATIONS * l))
 
 
 def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: SolveResult) -> SolverOptions:
@@ -289,8 +296,8 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     """
     if options.solver != "auto" or asked.solver == "smo":
         return asked
-    if asked.solver == "auto" and result.newton_steps == 0:
-        return options
+    if asked.solver == "auto" and result.newton_steps == 0 and result.iterations <= _auto_budget(result.alpha.size):
+        return options   # SMO converged within its budget
     if result.finisher == "smo":
         return replace(options, solver="smo")
     free = result.n_sv - result.n_bounded_sv
