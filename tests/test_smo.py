@@ -385,3 +385,27 @@ def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zero
     gmax, i = expected if expected[1] != -1 else (0.0, lo)
     assert selection._min_low_over(lo, hi, gmax, qi, i, y, status, G, keys) == _libsvm_min_low(
         lo, hi, gmax, qi, i, y, status, G)
+
+
+def test_a_borrowed_array_is_the_same_memory_and_holds_no_reference():
+    """smo_loop works on borrowed views of the caller's arrays: a borrow that copied would
+    lose the solver's writes (alpha, G, the permutation), and one that kept the owner's
+    reference count would leave a reference behind at every call."""
+    import sys
+
+    from numba import njit
+
+    from alphaseed.solver.state import borrowed
+
+    @njit
+    def write_through_a_borrow(a):
+        view = borrowed(a)[1:]
+        view[0] = 7.0
+        return view.sum()
+
+    a = np.arange(4.0)
+    references = sys.getrefcount(a)
+    for _ in range(100):
+        total = write_through_a_borrow(a)
+    assert a[1] == 7.0 and total == 7.0 + 2.0 + 3.0
+    assert sys.getrefcount(a) == references

@@ -24,8 +24,8 @@ from ..kernel import VALUES_COMPUTED
 from .selection import max_up, select_working_set, update_gradient
 from .shrinking import do_shrinking, unshrink
 from .state import (
-    ACTIVE_SUM, FREE, G_BAR_ROWS, G_BAR_VALUES, INF, LOWER, TAU, UPPER, bound_status, q_row,
-    rounded_status, rows_together,
+    ACTIVE_SUM, FREE, G_BAR_ROWS, G_BAR_VALUES, INF, LOWER, TAU, UPPER, borrowed_loop_inputs, bound_status,
+    q_row, rounded_status, rows_together,
 )
 
 
@@ -173,7 +173,7 @@ def smo_loop(state, rows_rest, cache_rows, shared_rows, C_positive, C_negative, 
     Returns (rho, objective, iterations, cap_hit); ``state.perm[p]`` is the caller's position
     of the instance now at position p.
     """
-    rows = rows_together(rows_rest, cache_rows, shared_rows)
+    state, rows = borrowed_loop_inputs(state, rows_together(rows_rest, cache_rows, shared_rows))
     l = state.alpha.shape[0]
     # max_up of the current state, once the previous step's gradient update has computed it.
     up_known = False

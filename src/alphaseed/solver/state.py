@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 from numba.typed import List
 
 from ..kernel import (
@@ -42,15 +44,16 @@ Rows = namedtuple("Rows", ["X", "sqnorm", "gamma", "gidx", "y", "cache", "source
 # through, the source alone holds a dozen, and the solver's steps pass their rows on about
 # five times an iteration. The steps of an iteration (``inline="always"``) are inlined into
 # ``smo_loop`` for the same reason: each call still counted references to the arrays it
-# passed (an atomic add and subtract each).
+# passed (an atomic add and subtract each). ``smo_loop`` also borrows the arrays it reaches
+# every step (``borrowed``), which turns the counts that remain into tests of a null pointer.
 SolverRows = namedtuple("SolverRows", ["gamma", "gidx", "y", "cache", "fill"])
 # The solver's state, indexed by position: alpha, the gradient G, LibSVM's G_bar, each
 # alpha's bound status, ``perm`` and the event counts (RECONSTRUCTIONS, ...), and the number
 # of chunks the loops over a large active set run in (a thread each), and ``keys``, two rows
 # of scratch for the selection's keys (``selection._keyed_best``), which every step writes.
 # Other scratch arrays (the chunks' results, shrinking's swaps) are allocated where they are
-# used, next to loops that cost far more: every array in the state costs reference counts at
-# each step it goes through.
+# used, next to loops that cost far more: every array in the state is one more reference
+# counted at each step it goes through, where it is not ``borrowed``.
 State = namedtuple("State", ["alpha", "G", "G_bar", "status", "perm", "events", "threads", "keys"])
 
 
@@ -92,6 +95,39 @@ def new_state(alpha, G, G_bar, C, threads: int) -> State:
     l = alpha.shape[0]
     return State(alpha, G, G_bar, bound_statuses(alpha, C), np.arange(l), np.zeros(N_EVENTS, dtype=np.int64),
                  int(threads), np.empty((2, l)))
+
+
+@intrinsic
+def borrowed(typingctx, array):
+    """``array`` as a view Numba does not count references to: the same data, shape and strides,
+    no owner. Numba adds and subtracts a reference (an atomic instruction each) wherever a
+    tuple of arrays is bound or passed, and its pruning pass cannot pair them up across the
+    loops and branches of an SMO step: about 150 a step, a third of a step's time at a few
+    thousand instances. A view with no owner makes each of them a test of a null pointer. It
+    is safe only while the owner outlives every use of the view: ``smo_loop``'s caller holds
+    the arrays for the whole call, and nothing borrowed is stored or returned."""
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        view = cgutils.create_struct_proxy(array)(context, builder, value=args[0])
+        view.meminfo = cgutils.get_null_value(view.meminfo.type)
+        view.parent = cgutils.get_null_value(view.parent.type)
+        return view._getvalue()
+
+    return array(array), codegen
+
+
+@njit(cache=True, nogil=True)
+def borrowed_loop_inputs(state, rows):
+    """``state`` and ``rows`` with their arrays ``borrowed``; the row cache's List and the rows
+    it holds keep their counts (a row may be evicted and freed)."""
+    cache = rows.cache
+    return (State(borrowed(state.alpha), borrowed(state.G), borrowed(state.G_bar), borrowed(state.status),
+                  borrowed(state.perm), borrowed(state.events), state.threads, borrowed(state.keys)),
+            SolverRows(rows.gamma, borrowed(rows.gidx), borrowed(rows.y),
+                       cache_together(cache.rows, (borrowed(cache.valid_len), borrowed(cache.lru),
+                                                   borrowed(cache.counts))), rows.fill))
 
 
 @njit(cache=True, nogil=True, inline="always")
