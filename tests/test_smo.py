@@ -409,3 +409,22 @@ def test_a_borrowed_array_is_the_same_memory_and_holds_no_reference():
         total = write_through_a_borrow(a)
     assert a[1] == 7.0 and total == 7.0 + 2.0 + 3.0
     assert sys.getrefcount(a) == references
+
+
+def test_a_borrowed_list_reads_and_replaces_the_owners_items():
+    """The row cache's List is borrowed too: a borrow that read or wrote another list would
+    lose the rows the cache replaces."""
+    from numba import njit
+    from numba.typed import List
+
+    from alphaseed.solver.state import borrowed
+
+    @njit
+    def replace_second(rows):
+        view = borrowed(rows)
+        view[1] = np.full(3, view[0][0] + 1.0, dtype=np.float32)
+        return len(view)
+
+    rows = List([np.ones(2, dtype=np.float32), np.zeros(0, dtype=np.float32)])
+    assert replace_second(rows) == 2
+    assert rows[1].tolist() == [2.0, 2.0, 2.0]

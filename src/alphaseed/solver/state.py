@@ -99,20 +99,21 @@ def new_state(alpha, G, G_bar, C, threads: int) -> State:
 
 @intrinsic
 def borrowed(typingctx, array):
-    """``array`` as a view Numba does not count references to: the same data, shape and strides,
-    no owner. Numba adds and subtracts a reference (an atomic instruction each) wherever a
-    tuple of arrays is bound or passed, and its pruning pass cannot pair them up across the
-    loops and branches of an SMO step: about 150 a step, a third of a step's time at a few
-    thousand instances. A view with no owner makes each of them a test of a null pointer. It
-    is safe only while the owner outlives every use of the view: ``smo_loop``'s caller holds
-    the arrays for the whole call, and nothing borrowed is stored or returned."""
-    if not isinstance(array, types.Array):
+    """``array`` (or a typed List) as a view Numba does not count references to: the same data,
+    shape and strides, no owner. Numba adds and subtracts a reference (an atomic instruction
+    each) wherever a tuple of arrays is bound or passed, and its pruning pass cannot pair them
+    up across the loops and branches of an SMO step: about 150 a step, a third of a step's time
+    at a few thousand instances. A view with no owner makes each of them a test of a null
+    pointer. It is safe only while the owner outlives every use of the view: ``smo_loop``'s
+    caller holds the arrays for the whole call, and nothing borrowed is stored or returned."""
+    if not isinstance(array, (types.Array, types.ListType)):
         return None
 
     def codegen(context, builder, signature, args):
         view = cgutils.create_struct_proxy(array)(context, builder, value=args[0])
         view.meminfo = cgutils.get_null_value(view.meminfo.type)
-        view.parent = cgutils.get_null_value(view.parent.type)
+        if isinstance(array, types.Array):
+            view.parent = cgutils.get_null_value(view.parent.type)
         return view._getvalue()
 
     return array(array), codegen
@@ -120,14 +121,15 @@ def borrowed(typingctx, array):
 
 @njit(cache=True, nogil=True)
 def borrowed_loop_inputs(state, rows):
-    """``state`` and ``rows`` with their arrays ``borrowed``; the row cache's List and the rows
-    it holds keep their counts (a row may be evicted and freed)."""
+    """``state`` and ``rows`` with their arrays and the row cache's List ``borrowed``: all owned
+    by ``smo_loop``'s caller. The rows in the cache keep their counts (an evicted row is freed),
+    and so does ``fill``, which ``rows_together`` builds and nothing else holds."""
     cache = rows.cache
     return (State(borrowed(state.alpha), borrowed(state.G), borrowed(state.G_bar), borrowed(state.status),
                   borrowed(state.perm), borrowed(state.events), state.threads, borrowed(state.keys)),
             SolverRows(rows.gamma, borrowed(rows.gidx), borrowed(rows.y),
-                       cache_together(cache.rows, (borrowed(cache.valid_len), borrowed(cache.lru),
-                                                   borrowed(cache.counts))), rows.fill))
+                       cache_together(borrowed(cache.rows), (borrowed(cache.valid_len), borrowed(cache.lru),
+                                                             borrowed(cache.counts))), rows.fill))
 
 
 @njit(cache=True, nogil=True, inline="always")
