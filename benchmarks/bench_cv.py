@@ -80,7 +80,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import ROOT, export_case, load_case, run_child, write_csv
+from common import (
+    PEER_INPUTS, PEER_INPUTS_HELP, ROOT, export_case, load_case, peer_inputs, run_child, write_csv,
+)
 
 MODES = ("cache", "shared", "gram", "auto")
 PEERS = ("sklearn", "intelex", "intelex_folds")
@@ -94,19 +96,6 @@ FULL = ["heart:10", "heart:100", "madelon:10", "madelon:100", "adult@10000:10", 
 LIBSVM_CACHE_MB = 100.0
 # A configuration faster than this (seconds) is repeated and its median reported.
 SHORT_RUN = 20.0
-# The peers' input by the data's share of non-zero features: dense arrays from DENSE_SHARE up, CSR
-# below SPARSE_SHARE, both in between, where which is faster is not known beforehand.
-DENSE_SHARE = 0.5
-SPARSE_SHARE = 0.1
-
-
-def peer_inputs(choice: str, dataset: str, subsample: int | None) -> list[str]:
-    """The inputs the peers get (``--peer-inputs``): ``best`` goes by the data's density."""
-    if choice != "best":
-        return ["dense", "sparse"] if choice == "both" else [choice]
-    X, *_ = load_case(dataset, subsample)
-    density = X.nnz / (X.shape[0] * X.shape[1])
-    return ["dense"] if density >= DENSE_SHARE else ["sparse"] if density < SPARSE_SHARE else ["dense", "sparse"]
 
 
 def run_one(dataset: str, subsample: int | None, k: int, method: str, mode: str,
@@ -296,10 +285,7 @@ def main() -> None:
     parser.add_argument("--chains", type=int, nargs="+", default=[0],
                         help="chains of rounds for our methods (cross_validate's chains; 0, the default: "
                              "derived from n_jobs=-1, the run's threads)")
-    parser.add_argument("--peer-inputs", choices=("best", "dense", "sparse", "both"), default="best",
-                        help="what the peers get: dense arrays, CSR, both, or (best) dense for dense data "
-                             f"(at least {DENSE_SHARE:.0%} non-zero), CSR for sparse data (below "
-                             f"{SPARSE_SHARE:.0%}), both in between")
+    parser.add_argument("--peer-inputs", choices=PEER_INPUTS, default="best", help=PEER_INPUTS_HELP)
     parser.add_argument("--libsvm-rounds", type=int, metavar="R",
                         help="time LibSVM's first R rounds only and estimate its total")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "cv.csv")

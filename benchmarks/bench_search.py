@@ -20,6 +20,9 @@ what PredefinedSplit does):
   ``HalvingGridSearchCV`` with each SVC; factor 3, ``random_state`` the config seed). They judge
   most points on subsamples, so only their best point and its accuracy are compared.
 
+The scikit-learn peers get their best input (``--peer-inputs``, as ``bench_cv.py``'s): dense
+arrays for dense data, CSR for sparse, both (a row each) where the data's density leaves it open.
+
 Each variant runs in a fresh subprocess with its thread counts set before numba and LibSVM
 load. Ratios are taken within one invocation. Prints a table and writes
 results/bench/search.csv; the accuracy of every point is compared with the cold search's.
@@ -43,10 +46,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import ROOT, load_case, run_child, write_csv
+from common import PEER_INPUTS, PEER_INPUTS_HELP, ROOT, load_case, peer_inputs, run_child, write_csv
 
 VARIANTS = ("libsvm", "sklearn", "intelex", "cold", "seeded", "cold_active_set", "seeded_active_set",
             "seeded_auto", "halving", "sklearn_halving", "intelex_halving")
+# The variants that run scikit-learn's search over a peer's SVC, each on the inputs ``--peer-inputs`` gives.
+PEERS = tuple(v for v in VARIANTS if v.startswith(("sklearn", "intelex")))
 
 
 def log2_values(text: str) -> list[float]:
@@ -55,9 +60,10 @@ def log2_values(text: str) -> list[float]:
     return log2_range(text)
 
 
-def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, folds: int | None,
+def run_one(case: str, variant: str, given: str, log2_C: str, log2_gamma: str, k: int, folds: int | None,
             n_jobs: int) -> dict:
-    """Runs inside the child process: one whole grid search, reported as a JSON line."""
+    """Runs inside the child process: one whole grid search, reported as a JSON line. ``given`` is a
+    peer's input, ``dense`` or ``sparse`` (CSR); ours and LibSVM take the case's CSR matrix."""
     from sklearn.model_selection import StratifiedKFold
 
     name, _, size = case.partition(":")
@@ -80,7 +86,8 @@ def run_one(case: str, variant: str, log2_C: str, log2_gamma: str, k: int, folds
         scores = [np.mean([r.n_correct / r.test_size for r in run.rounds]) for run in runs]
         iterations = sum(r.iterations for r in runs)
     else:
-        if variant.startswith(("sklearn", "intelex")):
+        if variant in PEERS:
+            X = X.toarray() if given == "dense" else X
             from sklearn.experimental import enable_halving_search_cv  # noqa: F401
             from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV
 
@@ -138,6 +145,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="threads of each variant")
     parser.add_argument("--jobs", type=int, default=1,
                         help="n_jobs of scikit-learn's and our search")
+    parser.add_argument("--peer-inputs", choices=PEER_INPUTS, default="best", help=PEER_INPUTS_HELP)
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "search.csv")
     # The child's arguments as one JSON object: a range like -5:15:2 would read as an option.
     parser.add_argument("--one", help=argparse.SUPPRESS)
@@ -148,20 +156,23 @@ def main() -> None:
         print(json.dumps(run_one(**json.loads(args.one))))
         return
 
+    name, _, size = args.case.partition(":")
+    given_to_peers = peer_inputs(args.peer_inputs, name, int(size) if size else None)
     runs = {}
     for variant in args.variants:
-        one = dict(case=args.case, variant=variant, log2_C=args.C, log2_gamma=args.gamma,
-                   k=args.k, folds=args.folds, n_jobs=args.jobs)
-        runs[variant] = run_child([sys.executable, __file__, "--one", json.dumps(one)],
-                                  args.threads)
-        print(f"  {variant:>8} {runs[variant]['seconds']:9.2f} s", file=sys.stderr, flush=True)
+        for given in given_to_peers if variant in PEERS else [""]:
+            one = dict(case=args.case, variant=variant, given=given, log2_C=args.C, log2_gamma=args.gamma,
+                       k=args.k, folds=args.folds, n_jobs=args.jobs)
+            run = runs[variant, given] = run_child([sys.executable, __file__, "--one", json.dumps(one)],
+                                                   args.threads)
+            print(f"  {variant:>8} {given:>6} {run['seconds']:9.2f} s", file=sys.stderr, flush=True)
     Cs, gammas = log2_values(args.C), log2_values(args.gamma)
     points = [(c, g) for c in Cs for g in gammas]
-    exhaustive = [v for v in runs if runs[v]["scores"] is not None]
-    reference = runs["cold" if "cold" in runs else exhaustive[0]]["scores"] if exhaustive else None
-    seeded = runs.get("seeded", {}).get("seconds")
+    exhaustive = [key for key, run in runs.items() if run["scores"] is not None]
+    reference = runs[("cold", "") if ("cold", "") in runs else exhaustive[0]]["scores"] if exhaustive else None
+    seeded = runs.get(("seeded", ""), {}).get("seconds")
     rows = []
-    for variant, run in runs.items():
+    for (variant, given), run in runs.items():
         if run["scores"] is None:   # a halving search: its best point, scored on its last round's subsample
             best, best_accuracy, differing = run["best"], run["best_accuracy"], None
         else:
@@ -171,7 +182,7 @@ def main() -> None:
         rows.append({
             "case": args.case, "grid": f"{len(Cs)}x{len(gammas)}", "k": args.k,
             "folds": args.folds or args.k,
-            "variant": variant, "threads": args.threads, "jobs": args.jobs,
+            "variant": variant, "input": given, "threads": args.threads, "jobs": args.jobs,
             "seconds": run["seconds"], "iterations": run["iterations"],
             "seconds_over_seeded": run["seconds"] / seeded if seeded else None,
             "points_differing_from_cold": differing,

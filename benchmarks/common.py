@@ -34,6 +34,26 @@ def load_case(name: str, subsample: int | None):
     return X, y, config["datasets"][name], config["seed"]
 
 
+# The peers' input by the data's share of non-zero features: dense arrays from DENSE_SHARE up, CSR
+# below SPARSE_SHARE, both in between, where which is faster is not known beforehand.
+DENSE_SHARE = 0.5
+SPARSE_SHARE = 0.1
+PEER_INPUTS = ("best", "dense", "sparse", "both")
+# argparse formats a help text with %: its percent signs are doubled.
+PEER_INPUTS_HELP = (f"what the peers get: dense arrays, CSR, both, or (best) dense for dense data (at least "
+                    f"{DENSE_SHARE:.0%}% non-zero), CSR for sparse data (below {SPARSE_SHARE:.0%}%), both in between")
+
+
+def peer_inputs(choice: str, dataset: str, subsample: int | None) -> list[str]:
+    """The inputs the peers get (``--peer-inputs``, one of PEER_INPUTS): ``best`` goes by the data's
+    density."""
+    if choice != "best":
+        return ["dense", "sparse"] if choice == "both" else [choice]
+    X, *_ = load_case(dataset, subsample)
+    density = X.nnz / (X.shape[0] * X.shape[1])
+    return ["dense"] if density >= DENSE_SHARE else ["sparse"] if density < SPARSE_SHARE else ["dense", "sparse"]
+
+
 def export_case(name: str, subsample: int | None, folder: Path) -> Path:
     """Write a case's data, C, gamma and seed to ``folder`` for ``load_case`` to read elsewhere."""
     import numpy as np
