@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "alphaseed"
-# Lowest first; errors and atomic are the base every layer may use.
-LAYERS = ["errors", "atomic", "kernel", "solver", "seeding", "cv", "sklearn", "pipeline", "report", "cli"]
+# Lowest first; errors, atomic and jit_cache are the base every layer may use.
+LAYERS = ["errors", "atomic", "jit_cache", "kernel", "solver", "seeding", "cv", "sklearn", "pipeline", "report", "cli"]
 # The package itself (``from alphaseed import SVC``) re-exports the library, so it ranks just above it.
 PACKAGE_RANK = LAYERS.index("sklearn") + 0.5
 # Layers other layers enter through their package (its __init__) only.

@@ -11,7 +11,12 @@ Modules: ``values`` (a kernel value, computed one way everywhere; the compact ro
 missing rows come from), ``matrix`` (``KernelMatrix`` and the memory budget).
 """
 
-from .blas import blas_dots, blas_threads
+from ..jit_cache import discard_stale_package_code
+
+# Every compiled module imports this package first, before Numba loads any cached code.
+discard_stale_package_code()
+
+from .blas import blas_dots, blas_threads  # noqa: E402
 from .gram import mapped_array
 from .matrix import (
     KERNEL_MODES,

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import itertools
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from ..jit_cache import compile_lock
 from ..kernel import KernelMatrix
 from .active_set import compile_slide
 from .model import decision_values
@@ -23,10 +21,7 @@ from .training import solve
 def warmup(*, verbose: int = 0) -> float:
     """Compile every jitted function of the solver on a tiny problem; return the seconds.
 
-    Numba's on-disk cache is not safe for processes that compile the same functions at once (two
-    of them number their entries alike and one's index then points at the other's code, which
-    crashes parallel jobs in a fresh clone). So the processes of a machine compile or load one
-    at a time, under a file lock beside the cache.
+    The processes of a machine compile or load one at a time, under ``compile_lock``.
 
     Parameters
     ----------
@@ -57,25 +52,6 @@ def _with_a_clock(work, description: str) -> None:
             time.sleep(0.2)
             clock.refresh()
         done.result()
-
-
-@contextmanager
-def compile_lock():
-    """Hold the machine's lock on Numba's on-disk cache of this package (see ``warmup``)."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: compile without a lock
-        yield
-        return
-    folder = Path(__file__).with_name("__pycache__")
-    try:
-        folder.mkdir(exist_ok=True)
-        lock = open(folder / "numba-compile.lock", "w")
-    except OSError:  # a read-only install: Numba caches elsewhere, so lock in the temporary folder
-        lock = open(Path(tempfile.gettempdir()) / "alphaseed-numba-compile.lock", "w")
-    with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 def _compile() -> None:

@@ -1,0 +1,92 @@
+"""Numba's on-disk cache of the compiled code, kept true to the sources and used one process at a time.
+
+Numba checks a cached function against its own source file only. A function that calls one
+from another module keeps the callee's code in its own cache entry, so after the callee's
+module changes (a ``git pull``, an upgrade that leaves ``__pycache__`` behind) it loads the old
+callee: wrong results, or a crash where the two disagree on a data layout (Numba's issue 1833).
+``discard_stale_compiled_code`` fingerprints all the sources of the compiled packages together
+and deletes their cached code when the fingerprint changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import types
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .atomic import atomic_path
+
+# The fingerprint of the sources a cache folder's code was compiled from, written beside it.
+STAMP = "alphaseed-sources.sha256"
+# The subpackages holding compiled functions; they call into each other's.
+COMPILED_PACKAGES = ("kernel", "solver", "seeding")
+
+
+@contextmanager
+def compile_lock() -> Iterator[None]:
+    """Hold the machine's lock on Numba's on-disk cache of this package.
+
+    Numba's cache is not safe for processes that compile the same functions at once (two of them
+    number their entries alike and one's index then points at the other's code, which crashes
+    parallel jobs in a fresh clone), nor for one that reads it while another discards it."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    folder = Path(__file__).with_name("__pycache__")
+    try:
+        folder.mkdir(exist_ok=True)
+        lock = open(folder / "numba-compile.lock", "w")
+    except OSError:  # a read-only install: Numba caches elsewhere, so lock in the temporary folder
+        lock = open(Path(tempfile.gettempdir()) / "alphaseed-numba-compile.lock", "w")
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def sources_fingerprint(folders: Iterable[Path]) -> str:
+    """SHA-256 of every Python source under ``folders``: their paths within them and their bytes."""
+    digest = hashlib.sha256()
+    for folder in map(Path, folders):
+        for source in sorted(Path(folder).rglob("*.py")):
+            digest.update(f"{source.relative_to(folder.parent)}\0".encode())
+            digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def cache_folder(folder: Path) -> Path:
+    """Where Numba caches the code of the modules in ``folder``: beside them, under
+    ``NUMBA_CACHE_DIR`` or in the user's cache, as Numba's own locators choose."""
+    from numba.core.caching import FunctionCache
+
+    code = compile("def probe(): pass", str(Path(folder) / "__init__.py"), "exec").co_consts[0]
+    return Path(FunctionCache(types.FunctionType(code, {}))._cache_path)
+
+
+def discard_stale_compiled_code(folders: Iterable[Path]) -> bool:
+    """Delete Numba's cached code of the modules in ``folders`` (packages whose compiled functions
+    call each other) if any of their sources changed since it was compiled; True if it did."""
+    folders = [Path(f) for f in folders]
+    fingerprint = sources_fingerprint(folders)
+    discarded = False
+    with compile_lock():
+        for cache in {cache_folder(f) for f in folders}:
+            stamp = cache / STAMP
+            if stamp.exists() and stamp.read_text() == fingerprint:
+                continue
+            for compiled in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+                compiled.unlink()
+                discarded = True
+            with atomic_path(stamp) as temporary:
+                temporary.write_text(fingerprint)
+    return discarded
+
+
+def discard_stale_package_code() -> bool:
+    """``discard_stale_compiled_code`` over this package's COMPILED_PACKAGES: run before any of
+    their compiled functions loads."""
+    return discard_stale_compiled_code(Path(__file__).with_name(name) for name in COMPILED_PACKAGES)
