@@ -12,11 +12,7 @@ missing rows come from), ``matrix`` (``KernelMatrix`` and the memory budget).
 """
 
 from ..jit_cache import discard_stale_package_code
-
-# Every compiled module imports this package first, before Numba loads any cached code.
-discard_stale_package_code()
-
-from .blas import blas_dots, blas_threads  # noqa: E402
+from .blas import blas_dots, blas_threads
 from .gram import mapped_array
 from .matrix import (
     KERNEL_MODES,
@@ -69,3 +65,7 @@ __all__ = [
     "kernel_cross_times", "ExactKernel", "gathered_times", "resolve_gamma", "takes_bit_sets", "resolve_n_jobs",
     "numba_threads", "LIBSVM_CACHE_MB",
 ]
+
+# Every compiled module imports this package first, and Numba loads a function's cached code at
+# its first call, so no stale code has run yet.
+discard_stale_package_code()
