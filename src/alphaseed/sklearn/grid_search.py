@@ -41,7 +41,9 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass
+from functools import partial
 
+import numba
 import numpy as np
 from joblib import Parallel, delayed
 from joblib.parallel import get_active_backend
@@ -52,7 +54,9 @@ from sklearn.model_selection import LeaveOneOut, ParameterGrid, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..cv import custom_rounds, run_round
-from ..kernel import KernelMatrix, concurrent_launches_are_safe, resolve_gamma, resolve_n_jobs, shared_dots
+from ..kernel import (
+    KernelMatrix, blas_threads, concurrent_launches_are_safe, numba_threads, resolve_gamma, resolve_n_jobs, shared_dots,
+)
 from ..seeding import SEEDERS
 from ..solver import SolverOptions, options_at_larger_C, warmup
 from .one_vs_one import class_pairs, grouped_by_class, pair_problem
@@ -278,6 +282,12 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     return results
 
 
+def _search_column_on_threads(threads: int, *args, **kwargs) -> dict[float, PointResult]:
+    """``search_column`` with the parallel loops it launches on ``threads`` of Numba's pool."""
+    with numba_threads(threads):
+        return search_column(*args, **kwargs)
+
+
 def _check_choices(method: str, c_seed: str) -> None:
     if method not in SEARCH_METHODS:
         raise ValueError(f"method must be one of {', '.join(SEARCH_METHODS)}; got {method!r}")
@@ -306,9 +316,10 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Refit the best point on all of X, which ``predict``, ``decision_function`` and ``score``
         use.
     n_jobs : int or None, default None
-        Runs gamma columns in that many parallel joblib workers (-1: every core, or every worker
-        of the backend chosen with ``joblib.parallel_backend``, e.g. a Dask cluster's); None or 1
-        runs them in turn in this process, its parallel loops on every thread of Numba's pool.
+        Runs gamma columns in that many parallel joblib workers (-1: every core): threads of this
+        process, which share the dot products of X, or the workers of the backend chosen with
+        ``joblib.parallel_backend`` (processes, a Dask cluster's). None or 1 runs them in turn,
+        their parallel loops on every thread of Numba's pool.
     verbose : int, default 0
         Shows a progress bar (fits done: points times splits) when true.
 
@@ -416,25 +427,34 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         with tqdm(total=sum(len(Cs) for _, Cs in jobs) * len(splits), unit="fit", desc=desc,
                   disable=not self.verbose) as bar:
             workers = resolve_n_jobs(self.n_jobs)
-            # Columns as threads of this process launch Numba's parallel loops at once, which only
-            # some of its threading layers allow.
-            if workers == 1 or (getattr(get_active_backend()[0], "uses_threads", False)
-                                and not concurrent_launches_are_safe()):
-                # One pass over the data: every column's Gram matrix comes from the same dot products.
-                dots = shared_dots(X, options["options"].kernel_mode) if len(jobs) > 1 else None
+            # The columns are threads of this process unless the caller chose processes or a
+            # cluster (joblib.parallel_backend("dask")): threads start at once and share the loaded
+            # solver and the dot products. They launch Numba's parallel loops at the same time,
+            # which only some of its threading layers allow; under the others they run in turn.
+            in_process = getattr(get_active_backend(prefer="threads")[0], "uses_threads", False)
+            if in_process and not concurrent_launches_are_safe():
+                workers = 1
+            # One pass over the data: every column's Gram matrix comes from the same dot products.
+            dots = (shared_dots(X, options["options"].kernel_mode)
+                    if len(jobs) > 1 and (workers == 1 or in_process) else None)
+            if workers == 1:
                 outcomes = [search_column(X, codes, gamma, Cs, splits, progress=bar.update,
                                           dots=dots, **options) for gamma, Cs in jobs]
             else:
-                # joblib's processes by default (loky's, which never fork a process whose Numba
-                # threads run), or whatever backend the caller chose: joblib.parallel_backend
-                # ("dask") sends the columns to a cluster. X goes whole to each worker, not as
-                # loky's read-only memory map, for which Numba would compile the solver again.
-                columns_done = Parallel(n_jobs=self.n_jobs, return_as="generator", max_nbytes=None)(
-                    delayed(search_column)(X, codes, gamma, Cs, splits, **options) for gamma, Cs in jobs)
-                outcomes = []
-                for (_, Cs), outcome in zip(jobs, columns_done):
-                    outcomes.append(outcome)
-                    bar.update(len(Cs) * len(splits))
+                # Processes get X whole, not as loky's read-only memory map, for which Numba would
+                # compile the solver again. Each thread's parallel loops get its share of the cores.
+                column = (partial(_search_column_on_threads, max(1, numba.get_num_threads() // workers))
+                          if in_process else search_column)
+                # The columns' BLAS calls set the process's one BLAS thread count in turn, each
+                # restoring what it found; this context puts back the count from before them all.
+                with blas_threads(0):
+                    columns_done = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator",
+                                            max_nbytes=None)(
+                        delayed(column)(X, codes, gamma, Cs, splits, dots=dots, **options) for gamma, Cs in jobs)
+                    outcomes = []
+                    for (_, Cs), outcome in zip(jobs, columns_done):
+                        outcomes.append(outcome)
+                        bar.update(len(Cs) * len(splits))
         by_point = {(C, gamma): point for (gamma, _), outcome in zip(jobs, outcomes)
                     for C, point in outcome.items()}
         return [by_point[p] for p in points]
