@@ -126,27 +126,33 @@ def test_parallel_columns_give_the_same_results(backend):
         np.testing.assert_array_equal(one.cv_results_[key], two.cv_results_[key])
 
 
-def test_parallel_columns_are_threads_of_this_process_by_default(monkeypatch):
+@pytest.mark.parametrize("grid, n_jobs", [(GRID, 2), ({"C": GRID["C"], "gamma": [0.5]}, -1)])
+def test_parallel_columns_are_threads_of_this_process_by_default(monkeypatch, grid, n_jobs):
     """Catches n_jobs that starts processes when the caller chose no joblib backend (each imports and
-    loads the compiled solver: a small grid took 2.2 times as long as on threads), and threads that
-    never run side by side where Numba's threading layer allows it."""
+    loads the compiled solver: a small grid took 2.2 times as long as on threads), columns that stay
+    on the calling thread where Numba's threading layer lets them run side by side, and more threads
+    than columns (a single column would run on a share of the cores it has to itself)."""
     import threading
 
-    from alphaseed.kernel import concurrent_launches_are_safe
+    import numba
+
+    from alphaseed.kernel import concurrent_launches_are_safe, resolve_n_jobs
     from alphaseed.sklearn import grid_search
 
-    ran_on = set()
+    ran_on = {}
     column = grid_search.search_column
 
     def recorded(*args, **kwargs):
-        ran_on.add(threading.get_ident())
+        ran_on[threading.get_ident()] = numba.get_num_threads()
         return column(*args, **kwargs)
 
     monkeypatch.setattr(grid_search, "search_column", recorded)
     X, y = two_moons(4, n=80)
-    GridSearchCV(SVC(), GRID, cv=3, n_jobs=2).fit(X, y)
+    GridSearchCV(SVC(), grid, cv=3, n_jobs=n_jobs).fit(X, y)
     assert ran_on, "the columns ran in other processes"
-    assert (ran_on != {threading.get_ident()}) == concurrent_launches_are_safe()
+    threads = min(resolve_n_jobs(n_jobs), len(grid["gamma"])) if concurrent_launches_are_safe() else 1
+    assert (set(ran_on) != {threading.get_ident()}) == (threads > 1)
+    assert set(ran_on.values()) == {max(1, numba.get_num_threads() // threads)}
 
 
 @pytest.mark.slow

@@ -31,9 +31,10 @@ iterations than ``keep``.
 Every seed is feasible and SMO stops at the same tolerance, so each point's CV accuracy is the
 cold search's up to which of several eps-optimal solutions a round ends at (identical on the
 tests' data; the user guide's "Model selection" gives the points that differ on larger grids). Per gamma, the
-kernel is a Gram matrix (kernel mode ``auto`` where it fits), and a sequential search
-(``n_jobs`` 1) computes X's dot products once for all gammas (``kernel.shared_dots``) when
-they fit the memory budget beside one Gram matrix: each gamma then only exponentiates.
+kernel is a Gram matrix (kernel mode ``auto`` where it fits), and a search run in this process
+(its columns in turn, or as threads) computes X's dot products once for all gammas
+(``kernel.shared_dots``) when they fit the memory budget beside one Gram matrix: each gamma then
+only exponentiates.
 """
 
 from __future__ import annotations
@@ -387,7 +388,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _validated(self, X, y):
         """(X, y, class codes) after checking the estimator, the method and the data."""
-        warmup()  # compiled before the columns' processes start, and never by two processes at once
+        warmup()  # compiled before the columns' workers start, and never by two processes at once
         if not isinstance(self.estimator, SVC):
             raise TypeError(f"estimator must be an alphaseed.SVC, got {type(self.estimator).__name__}")
         if self.method not in SEARCH_METHODS:
@@ -432,8 +433,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             # solver and the dot products. They launch Numba's parallel loops at the same time,
             # which only some of its threading layers allow; under the others they run in turn.
             in_process = getattr(get_active_backend(prefer="threads")[0], "uses_threads", False)
-            if in_process and not concurrent_launches_are_safe():
-                workers = 1
+            if in_process:
+                # A thread per column at most, so that each gets its share of the cores.
+                workers = min(workers, len(jobs)) if concurrent_launches_are_safe() else 1
             # One pass over the data: every column's Gram matrix comes from the same dot products.
             dots = (shared_dots(X, options["options"].kernel_mode)
                     if len(jobs) > 1 and (workers == 1 or in_process) else None)
@@ -448,8 +450,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 # The columns' BLAS calls set the process's one BLAS thread count in turn, each
                 # restoring what it found; this context puts back the count from before them all.
                 with blas_threads(0):
-                    columns_done = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator",
-                                            max_nbytes=None)(
+                    columns_done = Parallel(n_jobs=workers if in_process else self.n_jobs, prefer="threads",
+                                            return_as="generator", max_nbytes=None)(
                         delayed(column)(X, codes, gamma, Cs, splits, dots=dots, **options) for gamma, Cs in jobs)
                     outcomes = []
                     for (_, Cs), outcome in zip(jobs, columns_done):
