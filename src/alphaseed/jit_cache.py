@@ -11,8 +11,10 @@ and deletes their cached code when the fingerprint changed.
 from __future__ import annotations
 
 import hashlib
+import os
 import tempfile
 import types
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,7 +44,12 @@ def compile_lock() -> Iterator[None]:
         folder.mkdir(exist_ok=True)
         lock = open(folder / "numba-compile.lock", "w")
     except OSError:  # a read-only install: Numba caches elsewhere, so lock in the temporary folder
-        lock = open(Path(tempfile.gettempdir()) / "alphaseed-numba-compile.lock", "w")
+        try:
+            lock = open(Path(tempfile.gettempdir()) / f"alphaseed-numba-compile-{os.getuid()}.lock", "w")
+        except OSError:
+            warnings.warn("alphaseed: no folder to hold the compile lock in; compiling without it", stacklevel=3)
+            yield
+            return
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
@@ -72,16 +79,28 @@ def discard_stale_compiled_code(folders: Iterable[Path]) -> bool:
     call each other) if any of their sources changed since it was compiled; True if it did."""
     folders = [Path(f) for f in folders]
     fingerprint = sources_fingerprint(folders)
+    try:
+        caches = {cache_folder(f) for f in folders}
+    except (ImportError, AttributeError):  # a Numba whose cache is laid out otherwise
+        warnings.warn("alphaseed: cannot find Numba's cache folders; after a change to the package's "
+                      "sources run `make clean-cache`", stacklevel=2)
+        return False
+
+    def stale():
+        return [cache for cache in caches
+                if not (cache / STAMP).exists() or (cache / STAMP).read_text() != fingerprint]
+
+    # The stamps are written whole (atomic_path), so they are read without the lock, which a
+    # process compiling under it would hold for minutes.
+    if not stale():
+        return False
     discarded = False
     with compile_lock():
-        for cache in {cache_folder(f) for f in folders}:
-            stamp = cache / STAMP
-            if stamp.exists() and stamp.read_text() == fingerprint:
-                continue
+        for cache in stale():
             for compiled in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
                 compiled.unlink()
                 discarded = True
-            with atomic_path(stamp) as temporary:
+            with atomic_path(cache / STAMP) as temporary:
                 temporary.write_text(fingerprint)
     return discarded
 
