@@ -120,7 +120,7 @@ def test_provenance_names_no_folder_of_the_machine():
     assert not any(isinstance(v, str) and sys.prefix in v for v in provenance.values())
 
 
-def test_a_machine_watch_counts_a_neighbour_and_not_the_run_itself():
+def test_a_machine_watch_counts_a_neighbour_and_not_the_run_itself(tmp_path):
     """Catches a watch that misses a process busy beside the run (the overlap the published runs
     never showed), or one that counts the run's own CPU time as another's: a neighbour spinning a
     core for a second must show as about one core; this process spinning, or a worker process of
@@ -130,10 +130,21 @@ def test_a_machine_watch_counts_a_neighbour_and_not_the_run_itself():
 
     from alphaseed.pipeline.provenance import MachineWatch
 
-    spin = "import time\nend = time.perf_counter() + 1.2\nwhile time.perf_counter() < end: pass"
+    started = tmp_path / "spinning"
+    spin = (f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\n"
+            "end = time.perf_counter() + 1.2\nwhile time.perf_counter() < end: pass")
+
+    def wait_until_it_spins():
+        # Its interpreter's start took over 0.2 s on a loaded machine, and the watch then saw part
+        # of a core: the watch starts when the spin does.
+        deadline = time.perf_counter() + 30
+        while not started.exists() and time.perf_counter() < deadline:
+            time.sleep(0.01)
+        started.unlink()
+
     # Another job: started through a shell that exits at once, so it is no process of this run's.
-    subprocess.run(["sh", "-c", f'"{sys.executable}" -c "{spin}" &'], check=True)
-    time.sleep(0.2)   # its interpreter starting up
+    subprocess.run(["sh", "-c", f"'{sys.executable}' -c \"$0\" &", spin], check=True)
+    wait_until_it_spins()
     watch = MachineWatch()
     time.sleep(0.8)
     beside = watch.shares()
@@ -145,7 +156,7 @@ def test_a_machine_watch_counts_a_neighbour_and_not_the_run_itself():
     alone = watch.shares()
     worker = subprocess.Popen([sys.executable, "-c", spin])   # the run's own worker, still running
     try:
-        time.sleep(0.3)
+        wait_until_it_spins()
         watch = MachineWatch()
         time.sleep(0.8)
         own_worker = watch.shares()
