@@ -13,8 +13,9 @@ what PredefinedSplit does):
 - ``cold``, ``seeded``: ``alphaseed.GridSearchCV`` with method ``cold`` and ``sir``, and
   ``SVC(solver="smo")``;
 - ``cold_active_set``, ``seeded_active_set``, ``seeded_auto``: the same with
-  ``SVC(solver="active_set")`` and ``SVC(solver="auto")``; ``seeded_auto`` is what the
-  defaults give;
+  ``SVC(solver="active_set")`` and ``SVC(solver="auto")``;
+- ``defaults``: ``alphaseed.GridSearchCV(SVC(), grid)`` with every default, ``n_jobs`` too
+  (whatever ``--jobs`` gives the others): what a user gets;
 - ``halving``, ``sklearn_halving``, ``intelex_halving``: successive halving
   (``alphaseed.HalvingGridSearchCV(SVC())`` with its defaults, and scikit-learn's
   ``HalvingGridSearchCV`` with each SVC; factor 3, ``random_state`` the config seed). They judge
@@ -49,7 +50,7 @@ import pandas as pd
 from common import PEER_INPUTS, PEER_INPUTS_HELP, ROOT, load_case, peer_inputs, run_child, write_csv
 
 VARIANTS = ("libsvm", "sklearn", "intelex", "cold", "seeded", "cold_active_set", "seeded_active_set",
-            "seeded_auto", "halving", "sklearn_halving", "intelex_halving")
+            "seeded_auto", "defaults", "halving", "sklearn_halving", "intelex_halving")
 # The variants that run scikit-learn's search over a peer's SVC, each on the inputs ``--peer-inputs`` gives.
 PEERS = tuple(v for v in VARIANTS if v.startswith(("sklearn", "intelex")))
 
@@ -114,6 +115,8 @@ def run_one(case: str, variant: str, given: str, log2_C: str, log2_gamma: str, k
             if variant == "halving":
                 search = HalvingGridSearchCV(SVC(), grid, cv=splits, refit=False, random_state=seed,
                                              n_jobs=n_jobs)
+            elif variant == "defaults":
+                search = GridSearchCV(SVC(), grid, cv=splits, refit=False)
             else:
                 method, _, solver = variant.partition("_")
                 search = GridSearchCV(SVC(solver=solver or "smo"), grid, cv=splits, refit=False,
@@ -182,7 +185,8 @@ def main() -> None:
         rows.append({
             "case": args.case, "grid": f"{len(Cs)}x{len(gammas)}", "k": args.k,
             "folds": args.folds or args.k,
-            "variant": variant, "input": given, "threads": args.threads, "jobs": args.jobs,
+            "variant": variant, "input": given, "threads": args.threads,
+            "jobs": None if variant == "defaults" else args.jobs,
             "seconds": run["seconds"], "iterations": run["iterations"],
             "seconds_over_seeded": run["seconds"] / seeded if seeded else None,
             "points_differing_from_cold": differing,

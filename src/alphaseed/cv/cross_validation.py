@@ -67,13 +67,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from joblib import Parallel, delayed
 from tqdm.auto import tqdm
 
 from ..errors import ConfigError, SolverInputError
 from ..kernel import (
-    LIBSVM_CACHE_MB, KernelMatrix, blas_threads, concurrent_launches_are_safe, default_memory_budget,
-    numba_threads, prefaulted_gram, resolve_gamma, resolve_mode, resolve_n_jobs, takes_bit_sets,
+    LIBSVM_CACHE_MB, KernelMatrix, chain_threads, default_memory_budget, numba_threads, prefaulted_gram,
+    resolve_gamma, resolve_mode, resolve_n_jobs, takes_bit_sets,
 )
 from ..seeding import FROM_FULL_MODEL, LOO_ONLY, SEEDERS
 from ..solver import SolverOptions, check_C, solve, warmup
@@ -312,26 +311,11 @@ def chain_layout(rounds: int, chains: int) -> list[list[int]]:
 
 
 def _run_chains(run_chain, layout: list[list[int]]) -> list[list[RoundRecord]]:
-    """Each chain's rounds, the chains at once on Numba's threads where its threading layer allows two
-    threads to launch parallel loops at the same time (OpenMP and TBB; Numba's own ``workqueue`` aborts),
-    else one after the other: the same rounds either way."""
-    import numba
-
-    threads = numba.get_num_threads()
-    workers = min(len(layout), threads)
-    if workers == 1 or not concurrent_launches_are_safe():
-        return [run_chain(chain) for chain in layout]
-
-    def run_on_thread(chain: list[int]) -> list[RoundRecord]:
-        numba.set_num_threads(max(1, threads // workers))   # per thread: the chains share the cores
-        return run_chain(chain)
-
-    # The chains' BLAS calls set the process's one BLAS thread count in turn, each restoring what it found;
-    # this outer context puts back the count from before the chains, whatever order they finish in.
-    # joblib's threads, shared memory required: under any joblib backend (a Dask cluster's
-    # included) the chains stay threads of this process, which share its kernel.
-    with blas_threads(0):
-        return Parallel(n_jobs=workers, require="sharedmem")(delayed(run_on_thread)(chain) for chain in layout)
+    """Each chain's rounds, the chains at once as threads of this process, which share its kernel
+    (``kernel.chain_threads``): the same rounds as one after the other."""
+    with chain_threads(len(layout)) as submit:
+        chains = [submit(run_chain, chain) for chain in layout]
+        return [chain.result() for chain in chains]
 
 
 def _summarise(outcome: _Outcome, engine, settings: dict) -> CVResult:

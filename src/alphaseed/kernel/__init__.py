@@ -7,7 +7,7 @@ depends on the mode. The solver reads rows through a ``RowCache`` filled from th
 
 Modules: ``values`` (a kernel value, computed one way everywhere; the compact row forms),
 ``native`` (LLVM intrinsics), ``blas`` (BLAS's threads), ``gram`` (the Gram matrix), ``products``
-(kernel matrix products), ``threads`` (``n_jobs``), ``row_cache`` (LRU caches of rows), ``row_source`` (where a cache's
+(kernel matrix products), ``threads`` (``n_jobs``, chains of rounds as threads), ``row_cache`` (LRU caches of rows), ``row_source`` (where a cache's
 missing rows come from), ``matrix`` (``KernelMatrix`` and the memory budget).
 """
 
@@ -53,7 +53,7 @@ from .row_source import (
     source_swap,
     source_together,
 )
-from .threads import concurrent_launches_are_safe, numba_threads, resolve_n_jobs
+from .threads import chain_threads, concurrent_launches_are_safe, finished_future, numba_threads, resolve_n_jobs
 from .values import CompactRows, blas_dots_are_exact, dense_features, squared_norms, takes_bit_sets
 
 # The public API; the row cache and row source names above are the solver's interface to the
@@ -63,7 +63,7 @@ __all__ = [
     "memory_mb", "prefaulted_gram", "resolve_mode", "shared_dots", "blas_dots", "blas_threads",
     "CompactRows", "RowCache", "RowSource", "blas_dots_are_exact", "dense_features", "squared_norms",
     "kernel_cross_times", "ExactKernel", "gathered_times", "resolve_gamma", "takes_bit_sets", "resolve_n_jobs",
-    "numba_threads", "LIBSVM_CACHE_MB",
+    "numba_threads", "chain_threads", "finished_future", "LIBSVM_CACHE_MB",
 ]
 
 # Every compiled module imports this package first, and Numba loads a function's cached code at

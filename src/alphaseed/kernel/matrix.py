@@ -326,6 +326,13 @@ class KernelMatrix:
         return self.X.shape[0]
 
     @property
+    def threads_may_share(self) -> bool:
+        """Whether rounds on several threads may train on it at once: in every mode but ``shared``,
+        whose one cache of rows they would all write, a solver reads the kernel and writes only
+        its own row cache."""
+        return self.mode != "shared"
+
+    @property
     def row_cache_mb(self) -> float:
         """The row cache a training run on this kernel takes by default, in MB: a small one where rows
         are computed from bit sets (a row costs less to compute again than to read back from a large

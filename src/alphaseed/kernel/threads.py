@@ -1,13 +1,16 @@
-"""How many threads a call may use: scikit-learn's ``n_jobs``, held against Numba's pool."""
+"""How many threads a call may use (scikit-learn's ``n_jobs``, held against Numba's pool), and
+chains of rounds run as threads of this process."""
 
 from __future__ import annotations
 
 import numbers
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numba
 
 from ..errors import ConfigError
+from .blas import blas_threads
 
 
 def resolve_n_jobs(n_jobs) -> int:
@@ -75,3 +78,67 @@ def concurrent_launches_are_safe() -> bool:
         return numba.threading_layer() in THREAD_SAFE_LAYERS
     except ValueError:
         return False
+
+
+@contextmanager
+def chain_threads(workers: int):
+    """A context in which independent chains of rounds run as threads of this process.
+
+    Each thread launches Numba's parallel loops on its share of the threads the caller may use,
+    and shares the process's kernel and compiled code. Where ``workers`` is 1 or the threading
+    layer cannot launch from two threads at once (``concurrent_launches_are_safe``, asked at each
+    submission, since the layer is chosen at the first parallel loop), a chain runs at once in the
+    caller's thread: the same rounds either way.
+
+    Parameters
+    ----------
+    workers : int
+        The chains to run at once, at most the Numba threads the caller may use.
+
+    Yields
+    ------
+    callable
+        ``submit(fn, *args, **kwargs) -> concurrent.futures.Future``.
+    """
+    threads = numba.get_num_threads()
+    workers = max(1, min(int(workers), threads))
+    executor = None
+
+    def submit(fn, *args, **kwargs) -> Future:
+        nonlocal executor
+        if executor is None and workers > 1 and concurrent_launches_are_safe():
+            executor = ThreadPoolExecutor(workers, thread_name_prefix="alphaseed-chain",
+                                          initializer=numba.set_num_threads, initargs=(threads // workers,))
+        if executor is not None:
+            return executor.submit(fn, *args, **kwargs)
+        return finished_future(fn, *args, **kwargs)
+
+    # The chains' BLAS calls set the process's one BLAS thread count in turn, each restoring what it
+    # found; this outer context puts back the count from before the chains, whatever order they end in.
+    with blas_threads(0):
+        try:
+            yield submit
+        finally:
+            if executor is not None:
+                executor.shutdown(wait=True, cancel_futures=True)
+
+
+def finished_future(fn, *args, **kwargs) -> Future:
+    """``fn(*args, **kwargs)`` run now in this thread, as a finished future (``chain_threads``'s
+    submission where chains cannot run as threads).
+
+    Parameters
+    ----------
+    fn : callable
+        The function.
+    *args, **kwargs
+        Its arguments.
+
+    Returns
+    -------
+    concurrent.futures.Future
+        Holding what ``fn`` returned; an exception it raised propagates at once.
+    """
+    finished = Future()
+    finished.set_result(fn(*args, **kwargs))
+    return finished

@@ -13,7 +13,9 @@ fits every (point, fold) from scratch. Here, for each gamma (a *column* of the g
   each split, every pair predicts the whole test fold and the pairs vote, as ``SVC`` does;
 - the gradient comes with every seed: carried from the previous split (``solver.solve``'s
   ``previous``), and from the previous C in closed form (no kernel value needed, see
-  ``seed_from_smaller_C``).
+  ``seed_from_smaller_C``);
+- a split's chain over the larger C values depends on nothing but its round at the smallest C,
+  so the splits' chains run at once, as threads that share the kernel (``search_column``).
 
 C ascends because the largest C is by far the most expensive point; descending would solve it
 cold, ascending seeds it.
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections import deque
 from dataclasses import dataclass
 from functools import partial
 
@@ -56,7 +59,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..cv import custom_rounds, run_round
 from ..kernel import (
-    KernelMatrix, blas_threads, concurrent_launches_are_safe, numba_threads, resolve_gamma, resolve_n_jobs, shared_dots,
+    KernelMatrix, blas_threads, chain_threads, concurrent_launches_are_safe, finished_future, numba_threads, resolve_gamma,
+    resolve_n_jobs, shared_dots,
 )
 from ..seeding import SEEDERS
 from ..solver import SolverOptions, options_at_larger_C, warmup
@@ -193,8 +197,13 @@ def optimality_gap(alpha, gradient, y, C) -> float:
 
 
 def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOptions, c_seed: str = C_SEED,
-                  progress=None, dots=None) -> dict[float, PointResult]:
+                  progress=None, dots=None, threads: int | None = None) -> dict[float, PointResult]:
     """Cross-validate every C of ``Cs`` at one gamma on ``splits``, each split over all C ascending.
+
+    Each split's rounds above the smallest C depend only on its round at the smallest C (seeded
+    along C), so once that round is done they run as a chain of their own, beside the next splits'
+    (``kernel.chain_threads``, where threads may share the kernel: ``KernelMatrix.threads_may_share``):
+    the same rounds as one after the other.
 
     Parameters
     ----------
@@ -217,11 +226,14 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     options : SolverOptions
         The solver's settings and kernel mode.
     c_seed : str, default C_SEED
-        How each larger C is seeded from the smaller (``seed_from_smaller_C``), or ``none``.
+        How each larger C is seeded from the smaller (``seed_from_smaller_C``), or ``none``: every
+        C then seeds along the splits, and the splits run one after the other.
     progress : callable, optional
         Called with 1 after each fit.
     dots : ndarray, optional
         X's dot products (``kernel.shared_dots``), shared by the columns of a search.
+    threads : int, optional
+        The splits' chains run at once, at most; None: the Numba threads this thread may use.
 
     Returns
     -------
@@ -237,50 +249,93 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     n_classes = int(codes.max()) + 1
     results = {C: PointResult.empty(len(splits)) for C in Cs}
     seeder = None if method == "cold" else SEEDERS[method]
+    # The rounds a split runs before its chain along C can leave: every C where each seeds along the splits.
+    along_splits = Cs if seeder is not None and c_seed == "none" else Cs[:1]
+    chained_Cs = Cs[len(along_splits):]
     kernel = None
     previous: dict = {}       # (pair, C) -> (training set, solution) of the previous split, same kernel
-    for h, (train, test) in enumerate(splits):
-        if np.unique(codes[train]).size < 2:
-            # No classifier to fit: scikit-learn's fit fails and the split scores NaN there too.
-            for C in Cs:
-                results[C].scores[h] = np.nan
-                if progress is not None:
-                    progress(1)
-            previous = {}
-            continue
-        gamma_h = resolve_gamma(gamma, X[train])
-        if kernel is None or kernel.gamma != gamma_h:
-            kernel = KernelMatrix(X, gamma_h, mode=options.kernel_mode, dots=dots)
-            previous = {}
+    waiting: deque = deque()  # (split, its pairs' rounds: done, or chains under way), in split order
+
+    def tally(h: int, test, pairs_rounds) -> None:
         votes = np.zeros((len(Cs), test.size, n_classes), dtype=np.int32)
-        current: dict = {}
-        for i, j in class_pairs(n_classes):
-            _, y_pair = pair_problem(codes, i, j)
-            pair_train = train[(codes[train] == i) | (codes[train] == j)]
-            if pair_train.size == 0:   # neither class in this training set: the pair has no model, no vote
-                continue
-            asked = options
-            for c, C in enumerate(Cs):
-                clock = time.perf_counter()
-                start = None
-                if seeder is not None and c > 0 and c_seed != "none":
-                    start = seed_from_smaller_C(current[(i, j), Cs[c - 1]][1], Cs[c - 1], C, c_seed,
-                                                y_pair[pair_train])
-                done = run_round(kernel, y_pair, (pair_train, test), C, options=asked, seeder=seeder,
-                                 previous=previous.get(((i, j), C)), start=start)
-                asked = options_at_larger_C(options, asked, done.solution)
-                results[C].record(h, done, time.perf_counter() - clock)
+        for (i, j), rounds in pairs_rounds:
+            for c, (done, seconds) in enumerate(rounds):
+                results[Cs[c]].record(h, done, seconds)
                 towards_i = done.predicted > 0
                 votes[c, towards_i, i] += 1
                 votes[c, ~towards_i, j] += 1
-                current[(i, j), C] = (pair_train, done.solution)
         for c, C in enumerate(Cs):
             results[C].scores[h] = np.mean(np.argmax(votes[c], axis=1) == codes[test])
             if progress is not None:
                 progress(1)
-        previous = current if c_seed == "none" else {key: value for key, value in current.items()
-                                                     if key[1] == Cs[0]}
+
+    def tally_finished(block: bool) -> None:
+        while waiting and (block or all(chain.done() for _, _, chain in waiting[0][2])):
+            h, test, pairs = waiting.popleft()
+            tally(h, test, [(pair, first + chain.result()) for pair, first, chain in pairs])
+
+    threads = numba.get_num_threads() if threads is None else threads
+    with chain_threads(threads if chained_Cs else 1) as submit:
+        for h, (train, test) in enumerate(splits):
+            if np.unique(codes[train]).size < 2:
+                # No classifier to fit: scikit-learn's fit fails and the split scores NaN there too.
+                for C in Cs:
+                    results[C].scores[h] = np.nan
+                    if progress is not None:
+                        progress(1)
+                previous = {}
+                continue
+            gamma_h = resolve_gamma(gamma, X[train])
+            if kernel is None or kernel.gamma != gamma_h:
+                tally_finished(block=True)   # the chains still read the kernel this one replaces: one at a time
+                kernel = KernelMatrix(X, gamma_h, mode=options.kernel_mode, dots=dots)
+                previous = {}
+            run_now = submit if kernel.threads_may_share else finished_future
+            pairs, current = [], {}
+            for i, j in class_pairs(n_classes):
+                pair_train = train[(codes[train] == i) | (codes[train] == j)]
+                if pair_train.size == 0:   # neither class in this training set: the pair has no model, no vote
+                    continue
+                chain = _ChainAlongC(kernel, pair_problem(codes, i, j)[1], (pair_train, test), options=options,
+                                     seeder=seeder, c_seed=c_seed)
+                first = chain.run(along_splits, {C: previous.get(((i, j), C)) for C in along_splits})
+                current.update({((i, j), C): (pair_train, done.solution)
+                                for C, (done, _) in zip(along_splits, first)})
+                pairs.append(((i, j), first, run_now(chain.run, chained_Cs)))
+            waiting.append((h, test, pairs))
+            tally_finished(block=False)
+            previous = current
+        tally_finished(block=True)
     return results
+
+
+class _ChainAlongC:
+    """The rounds of one split and pair of classes, C ascending, each seeded from the one before
+    (``seed_from_smaller_C``) unless ``c_seed`` is ``none`` or the method ``cold``."""
+
+    def __init__(self, kernel, y, split, *, options: SolverOptions, seeder, c_seed: str):
+        self.kernel, self.y, self.split = kernel, y, split
+        self.options = self.asked = options
+        self.seeder = seeder
+        self.seeds_along_C = seeder is not None and c_seed != "none"
+        self.c_seed = c_seed
+        self.last = None   # (C, solution) of the last round
+
+    def run(self, Cs, previous: dict | None = None) -> list[tuple]:
+        """(Round, wall seconds) at each C of ``Cs``, which continue the chain; ``previous`` gives
+        each C's solution of the previous split, which the seeder starts from."""
+        rounds = []
+        for C in Cs:
+            clock = time.perf_counter()
+            start = None
+            if self.seeds_along_C and self.last is not None:
+                start = seed_from_smaller_C(self.last[1], self.last[0], C, self.c_seed, self.y[self.split[0]])
+            done = run_round(self.kernel, self.y, self.split, C, options=self.asked, seeder=self.seeder,
+                             previous=(previous or {}).get(C), start=start)
+            self.asked = options_at_larger_C(self.options, self.asked, done.solution)
+            self.last = (C, done.solution)
+            rounds.append((done, time.perf_counter() - clock))
+        return rounds
 
 
 def _search_column_on_threads(threads: int, *args, **kwargs) -> dict[float, PointResult]:
@@ -319,8 +374,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
     n_jobs : int or None, default None
         Runs gamma columns in that many parallel joblib workers (-1: every core): threads of this
         process, which share the dot products of X, or the workers of the backend chosen with
-        ``joblib.parallel_backend`` (processes, a Dask cluster's). None or 1 runs them in turn,
-        their parallel loops on every thread of Numba's pool.
+        ``joblib.parallel_backend`` (processes, a Dask cluster's). None or 1 runs them in turn.
+        The cores a column gets (all of Numba's pool when in turn) run its splits' chains along C
+        at once (``search_column``) and its parallel loops; the results never depend on them.
     verbose : int, default 0
         Shows a progress bar (fits done: points times splits) when true.
 
@@ -444,9 +500,10 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                                           dots=dots, **options) for gamma, Cs in jobs]
             else:
                 # Processes get X whole, not as loky's read-only memory map, for which Numba would
-                # compile the solver again. Each thread's parallel loops get its share of the cores.
-                column = (partial(_search_column_on_threads, max(1, numba.get_num_threads() // workers))
-                          if in_process else search_column)
+                # compile the solver again. Each worker's chains and parallel loops get its share of the cores.
+                share = max(1, numba.get_num_threads() // workers)
+                column = (partial(_search_column_on_threads, share) if in_process
+                          else partial(search_column, threads=share))
                 # The columns' BLAS calls set the process's one BLAS thread count in turn, each
                 # restoring what it found; this context puts back the count from before them all.
                 with blas_threads(0):
