@@ -12,6 +12,7 @@ from alphaseed.cv import chain_layout
 from alphaseed.cv import cross_validation as cv_module
 from alphaseed.errors import ConfigError
 from alphaseed.kernel import concurrent_launches_are_safe
+from alphaseed.kernel import threads as threads_module
 from alphaseed.solver import SolverOptions
 
 
@@ -62,8 +63,9 @@ def test_the_result_does_not_depend_on_the_threads(monkeypatch, kernel_mode):
         pytest.skip("needs 2 Numba threads")
     X, y = synthetic()
     pools = []
-    real_pool = cv_module.Parallel
-    monkeypatch.setattr(cv_module, "Parallel", lambda **kw: pools.append(kw) or real_pool(**kw))
+    real_pool = threads_module.ThreadPoolExecutor
+    monkeypatch.setattr(threads_module, "ThreadPoolExecutor",
+                        lambda workers, **kw: pools.append(workers) or real_pool(workers, **kw))
     results = []
     for threads in (1, 2):
         results.append(cross_validate(X, y, 2.0, 0.3, 10, "sir", chains=2, n_jobs=threads,
@@ -73,7 +75,7 @@ def test_the_result_does_not_depend_on_the_threads(monkeypatch, kernel_mode):
     assert [r.objective for r in first.rounds] == [r.objective for r in second.rounds]
     assert np.array_equal(first.predictions, second.predictions)
     if concurrent_launches_are_safe():
-        assert pools == [{"n_jobs": 2, "require": "sharedmem"}]  # the 2-thread run only, threads of this process
+        assert pools == [2]  # the 2-thread run only, threads of this process
     assert second.seconds == second.seconds_measured
 
 
