@@ -15,7 +15,8 @@ fits every (point, fold) from scratch. Here, for each gamma (a *column* of the g
   ``previous``), and from the previous C in closed form (no kernel value needed, see
   ``seed_from_smaller_C``);
 - a split's chain over the larger C values depends on nothing but its round at the smallest C,
-  so the splits' chains run at once, as threads that share the kernel (``search_column``).
+  and a pair of classes on nothing but its own rounds, so the splits' chains and a split's pairs
+  run at once, as threads that share the kernel (``search_column``).
 
 C ascends because the largest C is by far the most expensive point; descending would solve it
 cold, ascending seeds it.
@@ -44,6 +45,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections import deque
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
 
@@ -200,10 +202,11 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
                   progress=None, dots=None, threads: int | None = None) -> dict[float, PointResult]:
     """Cross-validate every C of ``Cs`` at one gamma on ``splits``, each split over all C ascending.
 
-    Each split's rounds above the smallest C depend only on its round at the smallest C (seeded
-    along C), so once that round is done they run as a chain of their own, beside the next splits'
-    (``kernel.chain_threads``, where threads may share the kernel: ``KernelMatrix.threads_may_share``):
-    the same rounds as one after the other.
+    A split's rounds at the smallest C depend on the previous split's (seeded along the splits),
+    its rounds above it only on its own round at the smallest C (seeded along C), and each pair
+    of classes on its own rounds only. So each split's pairs run at once, and each chain along C
+    goes on beside the next split's rounds (``kernel.chain_threads``, where threads may share the
+    kernel: ``KernelMatrix.threads_may_share``): the same rounds as one after the other.
 
     Parameters
     ----------
@@ -254,7 +257,7 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     chained_Cs = Cs[len(along_splits):]
     kernel = None
     previous: dict = {}       # (pair, C) -> (training set, solution) of the previous split, same kernel
-    waiting: deque = deque()  # (split, its pairs' rounds: done, or chains under way), in split order
+    waiting: deque = deque()  # (split, its test set, its pairs' (pair, _Chain, future rounds)), in split order
 
     def tally(h: int, test, pairs_rounds) -> None:
         votes = np.zeros((len(Cs), test.size, n_classes), dtype=np.int32)
@@ -270,12 +273,12 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
                 progress(1)
 
     def tally_finished(block: bool) -> None:
-        while waiting and (block or all(chain.done() for _, _, chain in waiting[0][2])):
-            h, test, pairs = waiting.popleft()
-            tally(h, test, [(pair, first + chain.result()) for pair, first, chain in pairs])
+        while waiting and (block or all(rounds.done() for _, _, rounds in waiting[0][2])):
+            h, test, chains = waiting.popleft()
+            tally(h, test, [(pair, rounds.result()) for pair, _, rounds in chains])
 
     threads = numba.get_num_threads() if threads is None else threads
-    with chain_threads(threads if chained_Cs else 1) as submit:
+    with chain_threads(threads if chained_Cs or n_classes > 2 else 1) as submit:
         for h, (train, test) in enumerate(splits):
             if np.unique(codes[train]).size < 2:
                 # No classifier to fit: scikit-learn's fit fails and the split scores NaN there too.
@@ -291,39 +294,50 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
                 kernel = KernelMatrix(X, gamma_h, mode=options.kernel_mode, dots=dots)
                 previous = {}
             run_now = submit if kernel.threads_may_share else finished_future
-            pairs, current = [], {}
+            chains = []
             for i, j in class_pairs(n_classes):
                 pair_train = train[(codes[train] == i) | (codes[train] == j)]
                 if pair_train.size == 0:   # neither class in this training set: the pair has no model, no vote
                     continue
-                chain = _ChainAlongC(kernel, pair_problem(codes, i, j)[1], (pair_train, test), options=options,
-                                     seeder=seeder, c_seed=c_seed)
-                first = chain.run(along_splits, {C: previous.get(((i, j), C)) for C in along_splits})
-                current.update({((i, j), C): (pair_train, done.solution)
-                                for C, (done, _) in zip(along_splits, first)})
-                pairs.append(((i, j), first, run_now(chain.run, chained_Cs)))
-            waiting.append((h, test, pairs))
+                chain = _Chain(kernel, pair_problem(codes, i, j)[1], (pair_train, test), options=options,
+                               seeder=seeder, c_seed=c_seed,
+                               previous={C: previous.get(((i, j), C)) for C in along_splits})
+                chains.append(((i, j), chain, run_now(chain.run, along_splits, chained_Cs)))
+            waiting.append((h, test, chains))
+            # The next split's rounds along the splits start from this split's: wait for those, not the chains.
+            previous = {((i, j), C): (chain.split[0], done.solution) for (i, j), chain, _ in chains
+                        for C, (done, _) in zip(along_splits, chain.along_splits.result())}
             tally_finished(block=False)
-            previous = current
         tally_finished(block=True)
     return results
 
 
-class _ChainAlongC:
-    """The rounds of one split and pair of classes, C ascending, each seeded from the one before
-    (``seed_from_smaller_C``) unless ``c_seed`` is ``none`` or the method ``cold``."""
+class _Chain:
+    """The rounds of one split and pair of classes, C ascending: first those seeded along the
+    splits (from ``previous``, the previous split's solution at each C), then the rest, each
+    seeded from the one before (``seed_from_smaller_C``) unless ``c_seed`` is ``none`` or the
+    method ``cold``. ``along_splits`` holds the first rounds as soon as they are done."""
 
-    def __init__(self, kernel, y, split, *, options: SolverOptions, seeder, c_seed: str):
+    def __init__(self, kernel, y, split, *, options: SolverOptions, seeder, c_seed: str, previous: dict):
         self.kernel, self.y, self.split = kernel, y, split
         self.options = self.asked = options
-        self.seeder = seeder
+        self.seeder, self.previous = seeder, previous
         self.seeds_along_C = seeder is not None and c_seed != "none"
         self.c_seed = c_seed
         self.last = None   # (C, solution) of the last round
+        self.along_splits = Future()
 
-    def run(self, Cs, previous: dict | None = None) -> list[tuple]:
-        """(Round, wall seconds) at each C of ``Cs``, which continue the chain; ``previous`` gives
-        each C's solution of the previous split, which the seeder starts from."""
+    def run(self, along_splits, along_C) -> list[tuple]:
+        """(Round, wall seconds) at each C of ``along_splits`` then of ``along_C``."""
+        try:
+            first = self._rounds(along_splits)
+        except BaseException as error:
+            self.along_splits.set_exception(error)
+            raise
+        self.along_splits.set_result(first)
+        return first + self._rounds(along_C)
+
+    def _rounds(self, Cs) -> list[tuple]:
         rounds = []
         for C in Cs:
             clock = time.perf_counter()
@@ -331,7 +345,7 @@ class _ChainAlongC:
             if self.seeds_along_C and self.last is not None:
                 start = seed_from_smaller_C(self.last[1], self.last[0], C, self.c_seed, self.y[self.split[0]])
             done = run_round(self.kernel, self.y, self.split, C, options=self.asked, seeder=self.seeder,
-                             previous=(previous or {}).get(C), start=start)
+                             previous=self.previous.get(C), start=start)
             self.asked = options_at_larger_C(self.options, self.asked, done.solution)
             self.last = (C, done.solution)
             rounds.append((done, time.perf_counter() - clock))
