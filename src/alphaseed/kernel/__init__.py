@@ -63,7 +63,7 @@ __all__ = [
     "memory_mb", "prefaulted_gram", "resolve_mode", "shared_dots", "blas_dots", "blas_threads",
     "CompactRows", "RowCache", "RowSource", "blas_dots_are_exact", "dense_features", "squared_norms",
     "kernel_cross_times", "ExactKernel", "gathered_times", "resolve_gamma", "takes_bit_sets", "resolve_n_jobs",
-    "numba_threads", "chain_threads", "finished_future", "LIBSVM_CACHE_MB",
+    "numba_threads", "concurrent_launches_are_safe", "chain_threads", "finished_future", "LIBSVM_CACHE_MB",
 ]
 
 # Every compiled module imports this package first, and Numba loads a function's cached code at
