@@ -155,6 +155,37 @@ def test_parallel_columns_are_threads_of_this_process_by_default(monkeypatch, gr
     assert set(ran_on.values()) == {max(1, numba.get_num_threads() // threads)}
 
 
+def test_a_column_seeds_each_round_from_the_round_a_naive_loop_names():
+    """A naive twin of ``search_column`` on two classes, written from its docstring: split h's
+    round at the smallest C seeded by SIR from split h-1's at that C, each larger C from the
+    same split's round at the C before by the gap rule. Catches a chain seeded from the wrong
+    round (the previous split's round at another C, its own round two C back) or not at all,
+    which the comparisons of a column with itself on more threads cannot see."""
+    from alphaseed.cv import run_round
+    from alphaseed.seeding import SEEDERS
+
+    X, labels = two_moons(6, n=90)
+    codes = (labels == "up").astype(int)
+    y = np.where(codes == 0, 1.0, -1.0)   # +1 for the pair's first class
+    splits = list(KFold(4, shuffle=True, random_state=1).split(X))
+    Cs = [0.5, 4.0, 32.0]
+    kernel = KernelMatrix(X, 0.5, mode="gram")
+    expected = np.zeros((len(Cs), len(splits)), dtype=np.int64)
+    previous = None
+    for h, (train, test) in enumerate(splits):
+        last = None
+        for c, C in enumerate(Cs):
+            start = None if last is None else seed_from_smaller_C(last, Cs[c - 1], C, "gap", y[train])
+            done = run_round(kernel, y, (train, test), C, options=SolverOptions(kernel_mode="gram"),
+                             seeder=SEEDERS["sir"], previous=previous if c == 0 else None, start=start)
+            expected[c, h] = done.solution.iterations
+            last = done.solution
+            if c == 0:
+                previous = (train, done.solution)
+    found = search_column(X, codes, 0.5, Cs, splits, method="sir", options=SolverOptions(kernel_mode="gram"))
+    np.testing.assert_array_equal([found[C].iterations for C in Cs], expected)
+
+
 @pytest.mark.parametrize("classes, gamma, c_seed, mode", [(2, 0.5, "gap", "gram"), (2, "scale", "gap", "gram"),
                                                           (3, 0.5, "keep", "cache"), (3, 0.5, "none", "gram"),
                                                           (2, 0.5, "gap", "shared"), (2, 0.5, "none", "gram")])

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
@@ -236,7 +235,8 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     dots : ndarray, optional
         X's dot products (``kernel.shared_dots``), shared by the columns of a search.
     threads : int, optional
-        The splits' chains run at once, at most; None: the Numba threads this thread may use.
+        The threads the chains share, each chain at once on an equal share of them (at most one
+        chain a thread); None: the Numba threads this thread may use.
 
     Returns
     -------
@@ -257,7 +257,7 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     chained_Cs = Cs[len(along_splits):]
     kernel = None
     previous: dict = {}       # (pair, C) -> (training set, solution) of the previous split, same kernel
-    waiting: deque = deque()  # (split, its test set, its pairs' (pair, _Chain, future rounds)), in split order
+    waiting: list = []   # (split, its test set, its pairs' (pair, _Chain, future rounds)) not yet tallied
 
     def tally(h: int, test, pairs_rounds) -> None:
         votes = np.zeros((len(Cs), test.size, n_classes), dtype=np.int32)
@@ -273,12 +273,19 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
                 progress(1)
 
     def tally_finished(block: bool) -> None:
-        while waiting and (block or all(rounds.done() for _, _, rounds in waiting[0][2])):
-            h, test, chains = waiting.popleft()
-            tally(h, test, [(pair, rounds.result()) for pair, _, rounds in chains])
+        # Each split as soon as its chains are done, so that a slow split holds no other's rounds.
+        running = []
+        for h, test, chains in waiting:
+            if block or all(rounds.done() for _, _, rounds in chains):
+                tally(h, test, [(pair, rounds.result()) for pair, _, rounds in chains])
+            else:
+                running.append((h, test, chains))
+        waiting[:] = running
 
     threads = numba.get_num_threads() if threads is None else threads
-    with chain_threads(threads if chained_Cs or n_classes > 2 else 1) as submit:
+    # As many chains at once as can be under way, each on its share of the threads.
+    in_flight = len(class_pairs(n_classes)) * len(splits) if chained_Cs else len(class_pairs(n_classes))
+    with chain_threads(min(threads, in_flight)) as submit:
         for h, (train, test) in enumerate(splits):
             if np.unique(codes[train]).size < 2:
                 # No classifier to fit: scikit-learn's fit fails and the split scores NaN there too.
@@ -390,7 +397,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         process, which share the dot products of X, or the workers of the backend chosen with
         ``joblib.parallel_backend`` (processes, a Dask cluster's). None or 1 runs them in turn.
         The cores a column gets (all of Numba's pool when in turn) run its splits' chains along C
-        at once (``search_column``) and its parallel loops; the results never depend on them.
+        and its pairs of classes at once (``search_column``), the same rounds as in turn. A
+        point's ``mean_fit_time`` is then the wall time of rounds that ran beside others.
     verbose : int, default 0
         Shows a progress bar (fits done: points times splits) when true.
 
