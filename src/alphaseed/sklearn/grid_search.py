@@ -522,10 +522,11 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                                           dots=dots, **options) for gamma, Cs in jobs]
             else:
                 # Processes get X whole, not as loky's read-only memory map, for which Numba would
-                # compile the solver again. Each worker's chains and parallel loops get its share of the cores.
-                share = max(1, numba.get_num_threads() // workers)
-                column = (partial(_search_column_on_threads, share) if in_process
-                          else partial(search_column, threads=share))
+                # compile the solver again. Each thread's chains and parallel loops get its share of
+                # the cores; a process's, its own Numba pool (joblib sets NUMBA_NUM_THREADS in loky's
+                # workers to their share, and a cluster's workers have their own cores).
+                column = (partial(_search_column_on_threads, max(1, numba.get_num_threads() // workers))
+                          if in_process else search_column)
                 # The columns' BLAS calls set the process's one BLAS thread count in turn, each
                 # restoring what it found; this context puts back the count from before them all.
                 with blas_threads(0):
