@@ -72,7 +72,7 @@ from tqdm.auto import tqdm
 from ..errors import ConfigError, SolverInputError
 from ..kernel import (
     LIBSVM_CACHE_MB, KernelMatrix, chain_threads, default_memory_budget, numba_threads, prefaulted_gram,
-    resolve_gamma, resolve_mode, resolve_n_jobs, takes_bit_sets,
+    resolve_gamma, resolve_mode, resolve_n_jobs, takes_bit_sets, threads_may_share,
 )
 from ..seeding import FROM_FULL_MODEL, LOO_ONLY, SEEDERS
 from ..solver import SolverOptions, check_C, solve, warmup
@@ -210,7 +210,7 @@ def _layout(rounds: int, method: str, kernel_mode: str, chains: int, *, explicit
 
     A derived count leaves every chain of ATO, MIR or SIR two rounds at least: a chain of one round
     is a cold start, and the method asked for would seed nothing."""
-    single = max_rounds is not None or method == LIBSVM or kernel_mode == "shared"
+    single = max_rounds is not None or method == LIBSVM or not threads_may_share(kernel_mode)
     if not explicit:
         most = max(1, rounds // 2) if cold_first_round(method) else rounds
         return chain_layout(rounds, 1 if single else min(chains, most))
@@ -218,7 +218,7 @@ def _layout(rounds: int, method: str, kernel_mode: str, chains: int, *, explicit
     if len(layout) > 1 and (max_rounds is not None or method == LIBSVM):
         raise ConfigError("chains > 1 runs every round of our solver: it takes neither max_rounds nor "
                           f"method {LIBSVM!r}")
-    if len(layout) > 1 and kernel_mode == "shared":
+    if len(layout) > 1 and not threads_may_share(kernel_mode):
         raise ConfigError("chains > 1 need kernel mode 'gram' or 'cache': the 'shared' row cache is one for all "
                           "rounds and cannot be written by two at once")
     return layout

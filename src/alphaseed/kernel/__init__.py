@@ -25,6 +25,7 @@ from .matrix import (
     prefaulted_gram,
     resolve_gamma,
     resolve_mode,
+    threads_may_share,
     shared_dots,
 )
 from .products import ExactKernel, gathered_times, kernel_cross_times
@@ -60,7 +61,8 @@ from .values import CompactRows, blas_dots_are_exact, dense_features, squared_no
 # kernel, and mapped_array the seeders' large buffers, imported from here but not part of the API.
 __all__ = [
     "KERNEL_MODES", "KernelMatrix", "default_memory_budget", "dots_fit_beside_gram", "gram_bytes",
-    "memory_mb", "prefaulted_gram", "resolve_mode", "shared_dots", "blas_dots", "blas_threads",
+    "memory_mb", "prefaulted_gram", "resolve_mode", "threads_may_share", "shared_dots", "blas_dots",
+    "blas_threads",
     "CompactRows", "RowCache", "RowSource", "blas_dots_are_exact", "dense_features", "squared_norms",
     "kernel_cross_times", "ExactKernel", "gathered_times", "resolve_gamma", "takes_bit_sets", "resolve_n_jobs",
     "numba_threads", "concurrent_launches_are_safe", "chain_threads", "finished_future", "LIBSVM_CACHE_MB",

@@ -93,6 +93,25 @@ def resolve_gamma(gamma, X) -> float:
     return float(gamma)
 
 
+def threads_may_share(mode: str) -> bool:
+    """Whether rounds on several threads may train at once on a kernel kept in ``mode``.
+
+    In every mode but ``shared``, whose one cache of rows they would all write, a solver reads
+    the kernel and writes only its own row cache.
+
+    Parameters
+    ----------
+    mode : str
+        A resolved kernel mode (``resolve_mode``).
+
+    Returns
+    -------
+    bool
+        False for ``shared`` only.
+    """
+    return mode != "shared"
+
+
 def default_memory_budget() -> int:
     """The memory the kernel may take when none is given: a share of what is available now.
 
@@ -324,13 +343,6 @@ class KernelMatrix:
     def n(self) -> int:
         """The number of instances."""
         return self.X.shape[0]
-
-    @property
-    def threads_may_share(self) -> bool:
-        """Whether rounds on several threads may train on it at once: in every mode but ``shared``,
-        whose one cache of rows they would all write, a solver reads the kernel and writes only
-        its own row cache."""
-        return self.mode != "shared"
 
     @property
     def row_cache_mb(self) -> float:

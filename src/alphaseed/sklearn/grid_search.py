@@ -60,8 +60,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..cv import custom_rounds, run_round
 from ..kernel import (
-    KernelMatrix, blas_threads, chain_threads, concurrent_launches_are_safe, finished_future, numba_threads, resolve_gamma,
-    resolve_n_jobs, shared_dots,
+    KernelMatrix, blas_threads, chain_threads, concurrent_launches_are_safe, finished_future, numba_threads,
+    resolve_gamma, resolve_n_jobs, shared_dots, threads_may_share,
 )
 from ..seeding import SEEDERS
 from ..solver import SolverOptions, options_at_larger_C, warmup
@@ -205,7 +205,7 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     its rounds above it only on its own round at the smallest C (seeded along C), and each pair
     of classes on its own rounds only. So each split's pairs run at once, and each chain along C
     goes on beside the next split's rounds (``kernel.chain_threads``, where threads may share the
-    kernel: ``KernelMatrix.threads_may_share``): the same rounds as one after the other.
+    kernel: ``kernel.threads_may_share``): the same rounds as one after the other.
 
     Parameters
     ----------
@@ -300,7 +300,7 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
                 tally_finished(block=True)   # the chains still read the kernel this one replaces: one at a time
                 kernel = KernelMatrix(X, gamma_h, mode=options.kernel_mode, dots=dots)
                 previous = {}
-            run_now = submit if kernel.threads_may_share else finished_future
+            run_now = submit if threads_may_share(kernel.mode) else finished_future
             chains = []
             for i, j in class_pairs(n_classes):
                 pair_train = train[(codes[train] == i) | (codes[train] == j)]
