@@ -11,7 +11,7 @@ from scipy.optimize import minimize
 from alphaseed.cv import cross_validate
 from alphaseed.kernel import KernelMatrix
 from alphaseed.solver import SolverOptions, solve, upper_bounds
-from alphaseed.solver.active_set import _leave, exact_gradient, finish, gap
+from alphaseed.solver.active_set import _leave, _rows_in_front, exact_gradient, finish, gap
 from alphaseed.solver.cholesky import solve_pair
 
 ACTIVE_SET = SolverOptions(solver="active_set")
@@ -71,6 +71,19 @@ def test_leave_leaves_the_cholesky_factor_of_the_matrix_without_that_row_and_col
         np.testing.assert_array_equal(a, b[keep])
 
 
+@pytest.mark.parametrize("keep", [[0, 1, 2], [2, 0, 1], [4, 1], [3, 0, 5, 2], [5, 4, 3]])
+def test_the_start_puts_the_kept_columns_in_the_front_rows(keep):
+    # the start's pivoted factor may drop dependent columns (duplicates) and take the rest in any
+    # order: catches a kept column left beyond the first len(keep) rows (the next _enter or
+    # _leave would overwrite it), a front row given to two positions, or a column moved wrong
+    keep = np.array(keep)
+    rowQ = np.arange(24.0).reshape(6, 4)
+    before = rowQ.copy()
+    where = _rows_in_front(rowQ, keep)
+    assert sorted(where) == list(range(keep.size))
+    np.testing.assert_array_equal(rowQ[where], before[keep])
+
+
 @pytest.mark.parametrize("m", [1, 3, 4, 5, 17])
 def test_solve_pair_solves_both_systems(m):
     # catches a forward sum that skips a term in its four-way split (m = 3, 5, 17 leave tails)
@@ -112,7 +125,7 @@ def test_reaches_smo_optimum_from_a_cold_start(seed, C, gamma):
 def naive_twin(km, y, C):
     """The dual QP solved by SciPy's SLSQP on a dense float64 kernel: no factor, no active set."""
     exact = km.exact(np.arange(km.n))
-    Q = np.outer(y, y) * exact.block(np.arange(km.n))
+    Q = np.outer(y, y) * exact.rows(np.arange(km.n))
     result = minimize(lambda a: 0.5 * a @ Q @ a - a.sum(), np.zeros(y.size), jac=lambda a: Q @ a - 1,
                       bounds=[(0, C)] * y.size, constraints=[{"type": "eq", "fun": lambda a: y @ a, "jac": lambda a: y}],
                       method="SLSQP", options={"ftol": 1e-14, "maxiter": 2000})
@@ -136,7 +149,7 @@ def test_the_free_alphas_solve_the_bordered_system():
     C = 5.0
     a = solve(km, y, np.arange(km.n), C, options=SolverOptions(eps=1e-9, solver="active_set")).alpha
     exact = km.exact(np.arange(km.n))
-    Q = np.outer(y, y) * exact.block(np.arange(km.n))
+    Q = np.outer(y, y) * exact.rows(np.arange(km.n))
     F = np.flatnonzero((a > 0) & (a < C))
     B = np.flatnonzero(a >= C)
     system = np.block([[Q[np.ix_(F, F)], y[F, None]], [y[None, F], np.zeros((1, 1))]])
@@ -259,7 +272,7 @@ def test_a_slide_keeps_f_optimal_feasible_and_lowers_the_objective():
     twins = [(k, t) for k, t in zip(range(n, y.size), range(10)) if (k in free) != (t in free)]
     assert reached and twins
     k = next(t if k in free else k for k, t in twins)
-    q = y * y[k] * exact.block([k])[:, 0]
+    q = y * y[k] * exact.rows([k])[0]
     lam = np.mean(-y[state["slots"][:m]] * G[state["slots"][:m]])
     direction = y[k] if -y[k] * G[k] > lam else -y[k]
     value = lambda a: 0.5 * (y * a) @ exact.times(np.arange(y.size), y * a) - a.sum()

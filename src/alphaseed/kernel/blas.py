@@ -34,18 +34,20 @@ def blas_threads(work: float):
     return _BLAS_THREADS.limit(limits=threads, user_api="blas")
 
 
-def blas_dots(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+def blas_dots(A: np.ndarray, B: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``A @ B.T`` by BLAS, threaded only when the product is large (``blas_threads``).
 
     Parameters
     ----------
     A, B : ndarray
         Two row-major float arrays with the same number of columns.
+    out : ndarray, optional
+        A C-contiguous array of the product's shape and type to write it into.
 
     Returns
     -------
     ndarray
-        The dot products of every row of ``A`` with every row of ``B``.
+        The dot products of every row of ``A`` with every row of ``B`` (``out`` where given).
     """
     with blas_threads(A.shape[0] * B.shape[0] * A.shape[1]):
-        return A @ B.T
+        return np.matmul(A, B.T, out=out)

@@ -15,6 +15,8 @@ from .values import bit_distance, gaussian_from_dot, row_dot
 # a slab stays in the processor's cache for the product, and one slab's memory is reused rather
 # than paying the first touch of fresh pages at every call.
 CROSS_SLAB_BYTES = 8 << 20
+# Every row, as an index of ExactKernel's rows.
+ALL = slice(None)
 
 
 def cross_slab_rows(n_cols: int) -> int:
@@ -42,7 +44,8 @@ def _cross_by_distance(out, bits_a, bits_b, by_distance):
             out[i, j] = by_distance[bit_distance(bits_a, i, bits_b, j)]
 
 
-def kernel_cross_block(Xa, sqa, Xb, sqb, gamma, *, binary: tuple | None = None) -> np.ndarray:
+def kernel_cross_block(Xa, sqa, Xb, sqb, gamma, *, binary: tuple | None = None,
+                       out: np.ndarray | None = None) -> np.ndarray:
     """K(Xa, Xb) in float64, its dot products from BLAS: the values an exact solve on a few
     columns needs (the active-set solver's), where float32 values would leave its linear systems
     wrong by more than their smallest eigenvalues.
@@ -58,17 +61,20 @@ def kernel_cross_block(Xa, sqa, Xb, sqb, gamma, *, binary: tuple | None = None) 
     binary : tuple, optional
         (bit sets of Xa, bit sets of Xb, ``kernel_by_distance``'s table): look the values up
         instead, as ``kernel_cross_times`` does.
+    out : ndarray, optional
+        A C-contiguous len(Xa) x len(Xb) float64 array to write into: a caller that keeps its
+        memory (the active-set finish's columns) pays no first touch of fresh pages.
 
     Returns
     -------
     ndarray
-        A len(Xa) x len(Xb) float64 array.
+        A len(Xa) x len(Xb) float64 array, ``out`` where given.
     """
+    K = np.empty((Xa.shape[0], Xb.shape[0])) if out is None else out
     if binary is not None:
-        K = np.empty((Xa.shape[0], Xb.shape[0]))
         _cross_by_distance(K, *binary)
         return K
-    K = blas_dots(Xa, Xb)
+    blas_dots(Xa, Xb, out=K)
     _cross_rows(K, Xa, sqa, Xb, sqb, gamma, True)
     return K
 
@@ -185,7 +191,7 @@ def gathered_times(K, rows, cols, weights):
 @dataclass
 class ExactKernel:
     """The float64 kernel among a set of instances (a training set), for solvers that need its
-    values exact to double precision (the active-set finish): ``block(cols)`` is K(all, cols),
+    values exact to double precision (the active-set finish): ``rows(cols)`` is K(cols, all),
     ``times(cols, weights)`` is K(all, cols) @ weights, with cols indexing the set.
 
     Parameters
@@ -208,19 +214,24 @@ class ExactKernel:
     bits: np.ndarray
     by_distance: np.ndarray
 
-    def _binary(self, cols):
-        return (self.bits, self.bits[cols], self.by_distance) if self.bits.size else None
+    def _binary(self, rows_a, rows_b):
+        """The lookup's arguments for K(rows_a, rows_b) of binary data (each an index or
+        ``ALL``), else None."""
+        return (self.bits[rows_a], self.bits[rows_b], self.by_distance) if self.bits.size else None
 
-    def block(self, cols) -> np.ndarray:
-        """K(all, cols) in float64, a len(X) x len(cols) array.
+    def rows(self, cols, out: np.ndarray | None = None) -> np.ndarray:
+        """K(cols, all) in float64, a len(cols) x len(X) array: a row per column of the kernel
+        (it is symmetric), each contiguous.
 
         Parameters
         ----------
         cols : array-like of int
             Positions in the set.
+        out : ndarray, optional
+            A C-contiguous len(cols) x len(X) float64 array to write the rows into.
         """
-        return kernel_cross_block(self.X, self.sqnorm, self.X[cols], self.sqnorm[cols], self.gamma,
-                                  binary=self._binary(cols))
+        return kernel_cross_block(self.X[cols], self.sqnorm[cols], self.X, self.sqnorm, self.gamma,
+                                  binary=self._binary(cols, ALL), out=out)
 
     def times(self, cols, weights) -> np.ndarray:
         """K(all, cols) @ weights in float64.
@@ -233,4 +244,4 @@ class ExactKernel:
             One weight per column, or a column of weights per output column.
         """
         return kernel_cross_times(self.X, self.sqnorm, self.X[cols], self.sqnorm[cols], self.gamma,
-                                  np.asarray(weights, dtype=np.float64), True, binary=self._binary(cols))
+                                  np.asarray(weights, dtype=np.float64), True, binary=self._binary(ALL, cols))

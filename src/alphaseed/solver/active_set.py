@@ -384,7 +384,7 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
             return Finish(alpha, G, False, steps, entered, left, current, "F off its optimum")
         if m + entering.size > cap:
             return Finish(alpha, G, False, steps, entered, left, current, "the free set outgrew max_free")
-        columns = np.ascontiguousarray(y[entering][:, None] * kernel.block(entering).T * y[None, :])  # a row each
+        columns = _signed_rows(kernel, y, entering)
         for c, (k, q) in enumerate(zip(entering, columns)):
             if _enter(L, rowQ, where, slots, yF, gF, pend, m, k, q, y[k], G[k], DEPENDENT):
                 m += 1
@@ -414,16 +414,37 @@ def _start(kernel: ExactKernel, y, free, G, L, rowQ, where, slots, yF, gF, in_fr
     others keep their alphas, and enter later as violators. Returns F's size."""
     if free.size == 0:
         return 0
-    columns = y[:, None] * y[free][None, :] * kernel.block(free)
-    keep = pivoted_factor(np.ascontiguousarray(columns[free]), L, DEPENDENT)
+    columns = _signed_rows(kernel, y, free, out=rowQ[:free.size])
+    keep = pivoted_factor(np.ascontiguousarray(columns[:, free]), L, DEPENDENT)
     rank = keep.size
-    rowQ[:rank] = columns[:, keep].T
-    where[:rank] = np.arange(rank)
+    where[:rank] = _rows_in_front(rowQ, keep)
     slots[:rank] = free[keep]
     yF[:rank] = y[free[keep]]
     gF[:rank] = G[free[keep]]
     in_free[free[keep]] = True
     return rank
+
+
+def _signed_rows(kernel: ExactKernel, y, cols, out=None) -> np.ndarray:
+    """Q's columns of ``cols`` as rows, y_c y K(c, all) (Q is symmetric), written into ``out``
+    where given: the signs applied in place, so no temporary as large as the block."""
+    rows = kernel.rows(cols, out=out)
+    rows *= y
+    rows *= y[cols][:, None]
+    return rows
+
+
+def _rows_in_front(rowQ, keep) -> np.ndarray:
+    """The rowQ row of each position of F, given the rows ``keep`` its positions take in turn,
+    after those beyond the first len(keep) rows moved into the front rows no position takes:
+    F's m positions must use rows 0..m-1 (``_enter`` and ``_leave`` rely on it)."""
+    rank = keep.size
+    where = keep.copy()
+    unused = np.setdiff1d(np.arange(rank), keep, assume_unique=True)
+    for position, row in zip(np.flatnonzero(keep >= rank), unused):
+        rowQ[row] = rowQ[keep[position]]
+        where[position] = row
+    return where
 
 
 def _multiplier(y, alpha, bounds, G, free) -> float:
