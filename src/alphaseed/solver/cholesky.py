@@ -25,11 +25,11 @@ DEPENDENT = 1e-12
 
 
 @njit(cache=True, nogil=True, inline="always")
-def row_dot(L, i, z):
-    """L[i, :i] . z[:i] in four running sums: one sum would wait on its last addition at every
-    term, and a fixed split gives the same result on every machine (no fastmath)."""
+def row_dot(L, i, z, start=0):
+    """L[i, start:i] . z[start:i] in four running sums: one sum would wait on its last addition
+    at every term, and a fixed split gives the same result on every machine (no fastmath)."""
     s0 = s1 = s2 = s3 = 0.0
-    j = 0
+    j = start
     while j + 4 <= i:
         s0 += L[i, j] * z[j]
         s1 += L[i, j + 1] * z[j + 1]
@@ -68,10 +68,7 @@ def unit_solve(L, m, p, h):
         h[i] = 0.0
     h[p] = 1.0 / L[p, p]
     for i in range(p + 1, m):
-        s = 0.0
-        for j in range(p, i):
-            s += L[i, j] * h[j]
-        h[i] = -s / L[i, i]
+        h[i] = -row_dot(L, i, h, p) / L[i, i]
     for j in range(m - 1, -1, -1):
         h[j] /= L[j, j]
         x = h[j]
@@ -100,11 +97,11 @@ def grow(L, m, column, diagonal, tol):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _rotate(L, r, c0, c1, p, cos, sin, xi):
+def _rotate(L, r, c0, c1, p, cos, sin, secant, xi):
     """Row r of the rows below p (moved up one: it reads row r + 1) through rotations c0..c1 - 1;
     returns what is left of its share of the column that left."""
     for c in range(c0, c1):
-        v = (L[r + 1, p + c + 1] + sin[c] * xi) / cos[c]
+        v = (L[r + 1, p + c + 1] + sin[c] * xi) * secant[c]
         xi = cos[c] * xi - sin[c] * v
         L[r, p + c] = v
     return xi
@@ -115,11 +112,13 @@ def shrink(L, m, p):
     """Cut row and column p out of the factor (m rows): the rows below p, each moved up one, are
     brought back to a Cholesky factor by the Givens rotations of the rank-one update with the
     column that left. Row by row, each row read whole; four rows at a time through the rotations
-    already known, since each rotation waits on the last."""
+    already known, since each rotation waits on the last. A rotation multiplies by its cosine's
+    reciprocal (``secant``): a division in that chain would cost several times its latency."""
     n = m - 1 - p
     x = L[p + 1:m, p].copy()
     cos = np.empty(n)
     sin = np.empty(n)
+    secant = np.empty(n)
     for r in range(p, m - 1):
         for j in range(p):
             L[r, j] = L[r + 1, j]
@@ -130,11 +129,11 @@ def shrink(L, m, p):
             r = p + i0
             x0, x1, x2, x3 = x[i0], x[i0 + 1], x[i0 + 2], x[i0 + 3]
             for c in range(i0):
-                s, k = sin[c], cos[c]
-                v0 = (L[r + 1, p + c + 1] + s * x0) / k
-                v1 = (L[r + 2, p + c + 1] + s * x1) / k
-                v2 = (L[r + 3, p + c + 1] + s * x2) / k
-                v3 = (L[r + 4, p + c + 1] + s * x3) / k
+                s, k, q = sin[c], cos[c], secant[c]
+                v0 = (L[r + 1, p + c + 1] + s * x0) * q
+                v1 = (L[r + 2, p + c + 1] + s * x1) * q
+                v2 = (L[r + 3, p + c + 1] + s * x2) * q
+                v3 = (L[r + 4, p + c + 1] + s * x3) * q
                 x0 = k * x0 - s * v0
                 x1 = k * x1 - s * v1
                 x2 = k * x2 - s * v2
@@ -150,11 +149,12 @@ def shrink(L, m, p):
         # the rotations of this group's own rows, one after the other
         for i in range(i0, i0 + rows):
             r = p + i
-            xi = _rotate(L, r, known, i, p, cos, sin, x[i])
+            xi = _rotate(L, r, known, i, p, cos, sin, secant, x[i])
             diag = L[r + 1, r + 1]
             root = np.sqrt(diag * diag + xi * xi)
             cos[i] = root / diag
             sin[i] = xi / diag
+            secant[i] = diag / root
             L[r, r] = root
         i0 += rows
 
