@@ -154,8 +154,8 @@ class SVC(ClassifierMixin, BaseEstimator):
     solver : {"auto", "smo", "active_set"}, default "auto"
         ``smo`` is LibSVM's algorithm; ``active_set`` takes exact Newton steps on the free set
         (``SolverOptions``), far faster at large C with a flat kernel, far slower where most
-        support vectors are free. ``auto`` is SMO wherever SMO converges within 20 iterations
-        per instance (at least 100,000), and finishes longer runs, SMO's tail, with the active
+        support vectors are free. ``auto`` is SMO wherever SMO converges within 10 iterations
+        per instance (at least 25,000), and finishes longer runs, SMO's tail, with the active
         set: there its optimum is exact where SMO's is one to ``tol``, so a borderline
         prediction may differ from scikit-learn's.
     n_jobs : int or None, default None

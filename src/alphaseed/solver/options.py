@@ -8,15 +8,18 @@ SOLVERS = ("smo", "active_set", "auto")
 # SMO iterations per training instance after which ``auto`` takes SMO's run for a tail and
 # finishes with the active set: an Adult sample at the paper's C and gamma converges in about 2
 # per instance, full Adult in 1.4, Webdata in 1.7; the large-C corner of an Adult grid takes 350.
-AUTO_SMO_ITERATIONS = 20
-# ... and never before this many: on a small training set SMO's whole run costs less than the
-# active set's start.
-AUTO_SMO_MIN_ITERATIONS = 100_000
+# By 10 the free set has settled enough that the finish takes tens of Newton steps, and SMO's
+# iterations after it would cost more than those (measured in docs/benchmarks/results.md, "SMO's
+# budget under auto").
+AUTO_SMO_ITERATIONS = 10
+# ... and never before this many: on a small training set SMO's whole run costs about what the
+# finish's start does (on the Adult 3,000 sample's 2,400 instances the two are even at 25,000).
+AUTO_SMO_MIN_ITERATIONS = 25_000
 # In a search's chain along C, the largest share of free support vectors at which a run that the
 # active set finished sends the next C straight to the active set. On the Adult 5,000 sample's
 # large-C points (5-fold, 4,000 instances) the direct start won at 0.15-0.26 (0.27-0.78 s against
 # 0.81-1.08 s a fold) and lost at 0.31-0.34 (1.5-1.8 s against 0.06-1.0 s).
-AUTO_DIRECT_FREE_SHARE = 0.28
+AUTO_DIRECT_FREE_SHARE = 0.22
 
 
 @dataclass(frozen=True)
