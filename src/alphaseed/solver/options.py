@@ -17,8 +17,8 @@ AUTO_SMO_ITERATIONS = 10
 AUTO_SMO_MIN_ITERATIONS = 25_000
 # In a search's chain along C, the largest share of free support vectors at which a run that the
 # active set finished sends the next C straight to the active set. On the Adult 5,000 sample's
-# large-C points (5-fold, 4,000 instances) the direct start won at 0.15-0.26 (0.27-0.78 s against
-# 0.81-1.08 s a fold) and lost at 0.31-0.34 (1.5-1.8 s against 0.06-1.0 s).
+# large-C points (5-fold, 4,000 instances), against SMO's budget of 10 iterations per instance, the
+# direct start won at 0.09-0.21 and lost at 0.26-0.34 (docs/benchmarks/results.md).
 AUTO_DIRECT_FREE_SHARE = 0.22
 
 
