@@ -119,19 +119,23 @@ def test_parallel_columns_give_the_same_results(backend):
     import joblib
 
     X, y = two_moons(4, n=80)
-    one = GridSearchCV(SVC(), GRID, cv=3).fit(X, y)
+    one = GridSearchCV(SVC(), GRID, cv=3, n_jobs=1).fit(X, y)
     with joblib.parallel_backend(backend) if backend else contextlib.nullcontext():
-        two = GridSearchCV(SVC(), GRID, cv=3, n_jobs=2).fit(X, y)
-    for key in ("mean_test_score", "total_iterations"):
-        np.testing.assert_array_equal(one.cv_results_[key], two.cv_results_[key])
+        for n_jobs in (2, None):
+            side_by_side = GridSearchCV(SVC(), GRID, cv=3, n_jobs=n_jobs).fit(X, y)
+            for key in ("mean_test_score", "total_iterations"):
+                np.testing.assert_array_equal(one.cv_results_[key], side_by_side.cv_results_[key])
 
 
-@pytest.mark.parametrize("grid, n_jobs", [(GRID, 2), ({"C": GRID["C"], "gamma": [0.5]}, -1)])
+@pytest.mark.parametrize("grid, n_jobs", [(GRID, 2), ({"C": GRID["C"], "gamma": [0.5]}, -1), (GRID, None),
+                                          (GRID, 1)])
 def test_parallel_columns_are_threads_of_this_process_by_default(monkeypatch, grid, n_jobs):
     """Catches n_jobs that starts processes when the caller chose no joblib backend (each imports and
     loads the compiled solver: a small grid took 2.2 times as long as on threads), columns that stay
-    on the calling thread where Numba's threading layer lets them run side by side, and more threads
-    than columns (a single column would run on a share of the cores it has to itself)."""
+    on the calling thread where Numba's threading layer lets them run side by side, more threads
+    than columns (a single column would run on a share of the cores it has to itself), a default
+    (None) that runs the columns in turn, and columns side by side that each take the whole memory
+    budget (two Gram matrices where one fits)."""
     import threading
 
     import numba
@@ -139,20 +143,24 @@ def test_parallel_columns_are_threads_of_this_process_by_default(monkeypatch, gr
     from alphaseed.kernel import concurrent_launches_are_safe, resolve_n_jobs
     from alphaseed.sklearn import grid_search
 
-    ran_on = {}
+    ran_on, budgets = {}, set()
     column = grid_search.search_column
 
     def recorded(*args, **kwargs):
         ran_on[threading.get_ident()] = numba.get_num_threads()
+        budgets.add(kwargs.get("memory_budget"))
         return column(*args, **kwargs)
 
     monkeypatch.setattr(grid_search, "search_column", recorded)
+    monkeypatch.setattr(grid_search, "default_memory_budget", lambda: 6 << 30)
     X, y = two_moons(4, n=80)
     GridSearchCV(SVC(), grid, cv=3, n_jobs=n_jobs).fit(X, y)
     assert ran_on, "the columns ran in other processes"
-    threads = min(resolve_n_jobs(n_jobs), len(grid["gamma"])) if concurrent_launches_are_safe() else 1
+    asked = numba.get_num_threads() if n_jobs is None else resolve_n_jobs(n_jobs)
+    threads = min(asked, len(grid["gamma"])) if concurrent_launches_are_safe() else 1
     assert (set(ran_on) != {threading.get_ident()}) == (threads > 1)
     assert set(ran_on.values()) == {max(1, numba.get_num_threads() // threads)}
+    assert budgets == {(6 << 30) // threads if threads > 1 else None}
 
 
 def test_a_column_seeds_each_round_from_the_round_a_naive_loop_names():

@@ -60,8 +60,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..cv import custom_rounds, run_round
 from ..kernel import (
-    KernelMatrix, blas_threads, chain_threads, concurrent_launches_are_safe, finished_future, numba_threads,
-    resolve_gamma, resolve_n_jobs, shared_dots, threads_may_share,
+    KernelMatrix, blas_threads, chain_threads, concurrent_launches_are_safe, default_memory_budget, finished_future,
+    numba_threads, resolve_gamma, resolve_n_jobs, shared_dots, threads_may_share,
 )
 from ..seeding import SEEDERS
 from ..solver import SolverOptions, options_at_larger_C, warmup
@@ -198,7 +198,8 @@ def optimality_gap(alpha, gradient, y, C) -> float:
 
 
 def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOptions, c_seed: str = C_SEED,
-                  progress=None, dots=None, threads: int | None = None) -> dict[float, PointResult]:
+                  progress=None, dots=None, threads: int | None = None,
+                  memory_budget: int | None = None) -> dict[float, PointResult]:
     """Cross-validate every C of ``Cs`` at one gamma on ``splits``, each split over all C ascending.
 
     A split's rounds at the smallest C depend on the previous split's (seeded along the splits),
@@ -237,6 +238,9 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     threads : int, optional
         The threads the chains share, each chain at once on an equal share of them (at most one
         chain a thread); None: the Numba threads this thread may use.
+    memory_budget : int, optional
+        The bytes the column's kernel may take (``KernelMatrix``); None: its default, a share of
+        the memory available.
 
     Returns
     -------
@@ -298,7 +302,7 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
             gamma_h = resolve_gamma(gamma, X[train])
             if kernel is None or kernel.gamma != gamma_h:
                 tally_finished(block=True)   # the chains still read the kernel this one replaces: one at a time
-                kernel = KernelMatrix(X, gamma_h, mode=options.kernel_mode, dots=dots)
+                kernel = KernelMatrix(X, gamma_h, mode=options.kernel_mode, dots=dots, memory_budget=memory_budget)
                 previous = {}
             run_now = submit if threads_may_share(kernel.mode) else finished_future
             chains = []
@@ -395,7 +399,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
     n_jobs : int or None, default None
         Runs gamma columns in that many parallel joblib workers (-1: every core): threads of this
         process, which share the dot products of X, or the workers of the backend chosen with
-        ``joblib.parallel_backend`` (processes, a Dask cluster's). None or 1 runs them in turn.
+        ``joblib.parallel_backend`` (processes, a Dask cluster's), each column's kernel on its
+        share of the memory. None runs as many columns at once as Numba's pool has threads (a
+        thread each at most; in turn under a backend of processes), 1 runs them in turn.
         The cores a column gets (all of Numba's pool when in turn) run its splits' chains along C
         and its pairs of classes at once (``search_column``), the same rounds as in turn. A
         point's ``mean_fit_time`` is then the wall time of rounds that ran beside others.
@@ -512,10 +518,16 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             # which only some of its threading layers allow; under the others they run in turn.
             in_process = getattr(get_active_backend(prefer="threads")[0], "uses_threads", False)
             if in_process:
-                # A thread per column at most, so that each gets its share of the cores.
-                workers = min(workers, len(jobs)) if concurrent_launches_are_safe() else 1
+                # None spreads the search over every thread of Numba's pool, as its parallel loops
+                # use them; a thread per column at most, so that each gets its share of the cores.
+                asked = numba.get_num_threads() if self.n_jobs is None else workers
+                workers = min(asked, len(jobs)) if concurrent_launches_are_safe() else 1
+            # Columns side by side in this process share its memory: each kernel takes its share,
+            # and the dot products they share count against one column's.
+            share = default_memory_budget() // workers if workers > 1 and in_process else None
+            options["memory_budget"] = share
             # One pass over the data: every column's Gram matrix comes from the same dot products.
-            dots = (shared_dots(X, options["options"].kernel_mode)
+            dots = (shared_dots(X, options["options"].kernel_mode, memory_budget=share)
                     if len(jobs) > 1 and (workers == 1 or in_process) else None)
             if workers == 1:
                 outcomes = [search_column(X, codes, gamma, Cs, splits, progress=bar.update,
