@@ -163,6 +163,30 @@ def test_parallel_columns_are_threads_of_this_process_by_default(monkeypatch, gr
     assert budgets == {(6 << 30) // threads if threads > 1 else None}
 
 
+def test_the_default_keeps_each_columns_gram_matrix(monkeypatch):
+    """Catches a default that runs columns side by side where a share of the memory budget no longer
+    holds the Gram matrix each would have alone: each would fall back to a cache of rows, several
+    times slower on dense data."""
+    import threading
+
+    from alphaseed.kernel import gram_bytes
+    from alphaseed.kernel.matrix import WORKING_BYTES
+    from alphaseed.sklearn import grid_search
+
+    ran_on, budgets = set(), set()
+    column = grid_search.search_column
+
+    def recorded(*args, **kwargs):
+        ran_on.add(threading.get_ident())
+        budgets.add(kwargs.get("memory_budget"))
+        return column(*args, **kwargs)
+
+    monkeypatch.setattr(grid_search, "search_column", recorded)
+    monkeypatch.setattr(grid_search, "default_memory_budget", lambda: gram_bytes(80) + WORKING_BYTES)
+    GridSearchCV(SVC(), GRID, cv=3).fit(*two_moons(4, n=80))
+    assert ran_on == {threading.get_ident()} and budgets == {None}
+
+
 def test_a_column_seeds_each_round_from_the_round_a_naive_loop_names():
     """A naive twin of ``search_column`` on two classes, written from its docstring: split h's
     round at the smallest C seeded by SIR from split h-1's at that C, each larger C from the

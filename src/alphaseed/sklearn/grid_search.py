@@ -61,8 +61,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..cv import custom_rounds, run_round
 from ..kernel import (
     KernelMatrix, blas_threads, chain_threads, concurrent_launches_are_safe, default_memory_budget, finished_future,
-    numba_threads, resolve_gamma, resolve_n_jobs, shared_dots, threads_may_share,
+    numba_threads, resolve_gamma, resolve_mode, resolve_n_jobs, shared_dots, takes_bit_sets, threads_may_share,
 )
+from ..errors import SolverInputError
 from ..seeding import SEEDERS
 from ..solver import SolverOptions, options_at_larger_C, warmup
 from .one_vs_one import class_pairs, grouped_by_class, pair_problem
@@ -363,6 +364,22 @@ class _Chain:
         return rounds
 
 
+def _columns_at_once(threads: int, n: int, mode: str, bit_sets: bool) -> int:
+    """The most gamma columns, up to ``threads``, that the default runs side by side: each on its
+    share of the memory budget must keep the kernel mode it gets alone, since a Gram matrix given up
+    for a cache of rows costs more than the columns gain (4-6x a column on dense data)."""
+    budget = default_memory_budget()
+    alone = resolve_mode(mode, n, budget, bit_sets=bit_sets)
+
+    def keeps_mode(k: int) -> bool:
+        try:
+            return resolve_mode(mode, n, budget // k, bit_sets=bit_sets) == alone
+        except SolverInputError:   # "gram" asked for, past the share
+            return False
+
+    return next((k for k in range(threads, 1, -1) if keeps_mode(k)), 1)
+
+
 def _search_column_on_threads(threads: int, *args, **kwargs) -> dict[float, PointResult]:
     """``search_column`` with the parallel loops it launches on ``threads`` of Numba's pool."""
     with numba_threads(threads):
@@ -401,7 +418,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         process, which share the dot products of X, or the workers of the backend chosen with
         ``joblib.parallel_backend`` (processes, a Dask cluster's), each column's kernel on its
         share of the memory. None runs as many columns at once as Numba's pool has threads (a
-        thread each at most; in turn under a backend of processes), 1 runs them in turn.
+        thread each at most), as long as each column's kernel keeps on its share the mode it
+        would have alone (its Gram matrix); in turn under a backend of processes. 1 runs them in
+        turn.
         The cores a column gets (all of Numba's pool when in turn) run its splits' chains along C
         and its pairs of classes at once (``search_column``), the same rounds as in turn. A
         point's ``mean_fit_time`` is then the wall time of rounds that ran beside others.
@@ -520,7 +539,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             if in_process:
                 # None spreads the search over every thread of Numba's pool, as its parallel loops
                 # use them; a thread per column at most, so that each gets its share of the cores.
-                asked = numba.get_num_threads() if self.n_jobs is None else workers
+                asked = (_columns_at_once(numba.get_num_threads(), X.shape[0], options["options"].kernel_mode,
+                                          takes_bit_sets(X)) if self.n_jobs is None else workers)
                 workers = min(asked, len(jobs)) if concurrent_launches_are_safe() else 1
             # Columns side by side in this process share its memory: each kernel takes its share,
             # and the dot products they share count against one column's.
