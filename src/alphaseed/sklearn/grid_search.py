@@ -364,11 +364,10 @@ class _Chain:
         return rounds
 
 
-def _columns_at_once(threads: int, n: int, mode: str, bit_sets: bool) -> int:
+def _columns_at_once(threads: int, n: int, mode: str, bit_sets: bool, budget: int) -> int:
     """The most gamma columns, up to ``threads``, that the default runs side by side: each on its
-    share of the memory budget must keep the kernel mode it gets alone, since a Gram matrix given up
-    for a cache of rows costs more than the columns gain (4-6x a column on dense data)."""
-    budget = default_memory_budget()
+    share of the memory ``budget`` must keep the kernel mode it gets alone, since a Gram matrix
+    given up for a cache of rows costs more than the columns gain (4-6x a column on dense data)."""
     alone = resolve_mode(mode, n, budget, bit_sets=bit_sets)
 
     def keeps_mode(k: int) -> bool:
@@ -536,15 +535,16 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             # solver and the dot products. They launch Numba's parallel loops at the same time,
             # which only some of its threading layers allow; under the others they run in turn.
             in_process = getattr(get_active_backend(prefer="threads")[0], "uses_threads", False)
+            budget = default_memory_budget()
             if in_process:
                 # None spreads the search over every thread of Numba's pool, as its parallel loops
                 # use them; a thread per column at most, so that each gets its share of the cores.
                 asked = (_columns_at_once(numba.get_num_threads(), X.shape[0], options["options"].kernel_mode,
-                                          takes_bit_sets(X)) if self.n_jobs is None else workers)
+                                          takes_bit_sets(X), budget) if self.n_jobs is None else workers)
                 workers = min(asked, len(jobs)) if concurrent_launches_are_safe() else 1
             # Columns side by side in this process share its memory: each kernel takes its share,
             # and the dot products they share count against one column's.
-            share = default_memory_budget() // workers if workers > 1 and in_process else None
+            share = budget // workers if workers > 1 and in_process else None
             options["memory_budget"] = share
             # One pass over the data: every column's Gram matrix comes from the same dot products.
             dots = (shared_dots(X, options["options"].kernel_mode, memory_budget=share)
