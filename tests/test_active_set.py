@@ -12,7 +12,7 @@ from alphaseed.cv import cross_validate
 from alphaseed.kernel import KernelMatrix
 from alphaseed.solver import SolverOptions, solve, upper_bounds
 from alphaseed.solver.active_set import _leave, _rows_in_front, exact_gradient, finish, gap
-from alphaseed.solver.cholesky import solve_pair
+from alphaseed.solver.cholesky import DEPENDENT, grow, grow_many, solve_pair
 
 ACTIVE_SET = SolverOptions(solver="active_set")
 
@@ -48,10 +48,12 @@ def assert_feasible(alpha, y, C):
 
 # --- the factor's updates, against numpy -------------------------------------------------------
 
-@pytest.mark.parametrize("m, p", [(1, 0), (2, 0), (6, 2), (6, 5), (13, 3), (50, 0), (50, 17), (50, 48)])
+@pytest.mark.parametrize("m, p", [(1, 0), (2, 0), (6, 2), (6, 5), (13, 3), (20, 2), (50, 0), (50, 17),
+                                  (50, 48)])
 def test_leave_leaves_the_cholesky_factor_of_the_matrix_without_that_row_and_column(m, p):
-    # catches a wrong Givens rotation, a row moved to the wrong place, or the four-row groups
-    # applying a rotation twice (m = 13 and 50 cross a group boundary)
+    # catches a wrong Givens rotation, a row moved to the wrong place, or the eight-row groups
+    # applying a rotation twice or skipping one (m = 13, 20 and 50 cross group boundaries, 20 and
+    # 50 with a short group last)
     rng = np.random.default_rng(m + p)
     A = rng.normal(size=(m, m))
     A = A @ A.T + np.eye(m)
@@ -74,7 +76,7 @@ def test_leave_leaves_the_cholesky_factor_of_the_matrix_without_that_row_and_col
 @pytest.mark.parametrize("keep", [[0, 1, 2], [2, 0, 1], [4, 1], [3, 0, 5, 2], [5, 4, 3]])
 def test_the_start_puts_the_kept_columns_in_the_front_rows(keep):
     # the start's pivoted factor may drop dependent columns (duplicates) and take the rest in any
-    # order: catches a kept column left beyond the first len(keep) rows (the next _enter or
+    # order: catches a kept column left beyond the first len(keep) rows (the next _enter_many or
     # _leave would overwrite it), a front row given to two positions, or a column moved wrong
     keep = np.array(keep)
     rowQ = np.arange(24.0).reshape(6, 4)
@@ -97,6 +99,43 @@ def test_solve_pair_solves_both_systems(m):
     solve_pair(L, m, b1, b2, z1, z2)
     np.testing.assert_allclose(A @ z1, b1, atol=1e-10)
     np.testing.assert_allclose(A @ z2, b2, atol=1e-10)
+
+
+@pytest.mark.parametrize("m, count, dependent", [(0, 3, []), (5, 1, []), (6, 5, [2]), (13, 8, [1, 4, 7]),
+                                                  (9, 4, [0])])
+def test_grow_many_appends_the_rows_grow_would_one_by_one(m, count, dependent):
+    # against grow called for each candidate in turn, bit for bit: catches a candidate's entries
+    # against F taken from the wrong one of a group of four (counts 1, 3 and 5 leave some alone,
+    # computed one by one), its entries
+    # against the candidates appended before it read from a refused one, a refused candidate
+    # appended, or anything appended after a refused first candidate (the caller slides it alone)
+    rng = np.random.default_rng(m + count)
+    total = m + count
+    X = rng.normal(size=(total, 3))
+    for c in dependent:
+        X[m + c] = X[m + c - 1] if c else X[0]  # a duplicate: its column lies in the span
+    Q = np.exp(-0.3 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    L = np.zeros((total + 1, total + 1))
+    if m:
+        L[:m, :m] = np.linalg.cholesky(Q[:m, :m])
+    expected = L.copy()
+    size = m
+    appended = []
+    for c in range(count):
+        k = m + c
+        if grow(expected, size, Q[k, [*range(m), *(m + a for a in appended)]], Q[k, k], DEPENDENT):
+            size += 1
+            appended.append(c)
+        elif c == 0:
+            expected, appended = L.copy(), []
+            break
+    candidates = np.arange(m, total)
+    taken = np.empty(count, dtype=np.int64)
+    added = grow_many(L, m, Q[np.ix_(candidates, np.arange(m))].copy(), Q[np.ix_(candidates, candidates)].copy(),
+                      Q[candidates, candidates].copy(), DEPENDENT, taken)
+    assert added == len(appended)
+    np.testing.assert_array_equal(taken[:added], appended)
+    np.testing.assert_array_equal(L, expected)
 
 
 # --- the optimum -------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from ..kernel import ExactKernel, blas_threads
-from .cholesky import DEPENDENT, grow, pivoted_factor, shrink, solve_pair, unit_solve
+from .cholesky import DEPENDENT, grow_many, pivoted_factor, shrink, solve_pair, unit_solve
 from .smo import calculate_rho
 from .state import bound_statuses
 
@@ -105,19 +105,28 @@ def _without(z, h, m, p):
 
 
 @njit(cache=True, nogil=True)
-def _enter(L, rowQ, where, slots, yF, gF, pend, m, k, q, y_k, G_k, tol):
-    """Put index k (its column of Q, ``q``) into F as position m: one row more of the Cholesky
-    factor L of Q_FF. Returns False, changing nothing, where the column lies in F's span."""
-    if not grow(L, m, q[slots[:m]], q[k], tol):
-        return False
-    # the columns of Q sit in rowQ's rows in any order: F's m positions use rows 0..m-1
-    where[m] = m
-    rowQ[m, :] = q
-    slots[m] = k
-    yF[m] = y_k
-    gF[m] = G_k
-    pend[m] = 0.0
-    return True
+def _enter_many(L, rowQ, where, slots, yF, gF, pend, m, entering, columns, y, G, tol):
+    """Put the ``entering`` indices (their columns of Q, ``columns``) into F as positions m, m + 1,
+    ...: one row more of the Cholesky factor L of Q_FF each (``grow_many``), except those whose
+    column lies in the span of F's and of those entered before them. Returns how many entered;
+    none where the first's column lies in F's span."""
+    count = entering.size
+    taken = np.empty(count, dtype=np.int64)
+    diagonal = np.empty(count)
+    for c in range(count):
+        diagonal[c] = columns[c, entering[c]]
+    added = grow_many(L, m, columns[:, slots[:m]], columns[:, entering], diagonal, tol, taken)
+    for t in range(added):
+        # the columns of Q sit in rowQ's rows in any order: F's m positions use rows 0..m-1
+        position = m + t
+        k = entering[taken[t]]
+        where[position] = position
+        rowQ[position, :] = columns[taken[t]]
+        slots[position] = k
+        yF[position] = y[k]
+        gF[position] = G[k]
+        pend[position] = 0.0
+    return added
 
 
 @njit(cache=True, nogil=True)
@@ -385,21 +394,21 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
         if m + entering.size > cap:
             return Finish(alpha, G, False, steps, entered, left, current, "the free set outgrew max_free")
         columns = _signed_rows(kernel, y, entering)
-        for c, (k, q) in enumerate(zip(entering, columns)):
-            if _enter(L, rowQ, where, slots, yF, gF, pend, m, k, q, y[k], G[k], DEPENDENT):
-                m += 1
-                entered += 1
-                in_free[k] = True
-            elif c == 0:
-                # the worst violator's column lies in F's span: it slides, from F's optimum
-                direction = y[k] if -y[k] * G[k] > lam else -y[k]
-                m_before = m
-                m = _slide(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, k, q, y[k], direction)
-                steps += 1
-                left += m_before - m
-                in_free[:] = False
-                in_free[slots[:m]] = True
-                break
+        added = _enter_many(L, rowQ, where, slots, yF, gF, pend, m, entering, columns, y, G, DEPENDENT)
+        if added:
+            in_free[slots[m:m + added]] = True
+            m += added
+            entered += added
+        else:
+            # the worst violator's column lies in F's span: it slides, from F's optimum
+            k = entering[0]
+            direction = y[k] if -y[k] * G[k] > lam else -y[k]
+            m_before = m
+            m = _slide(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, k, columns[0], y[k], direction)
+            steps += 1
+            left += m_before - m
+            in_free[:] = False
+            in_free[slots[:m]] = True
     return Finish(alpha, G, False, steps, entered, left, gap(y, alpha, bounds, G), "too many face optima")
 
 
@@ -437,7 +446,7 @@ def _signed_rows(kernel: ExactKernel, y, cols, out=None) -> np.ndarray:
 def _rows_in_front(rowQ, keep) -> np.ndarray:
     """The rowQ row of each position of F, given the rows ``keep`` its positions take in turn,
     after those beyond the first len(keep) rows moved into the front rows no position takes:
-    F's m positions must use rows 0..m-1 (``_enter`` and ``_leave`` rely on it)."""
+    F's m positions must use rows 0..m-1 (``_enter_many`` and ``_leave`` rely on it)."""
     rank = keep.size
     where = keep.copy()
     unused = np.setdiff1d(np.arange(rank), keep, assume_unique=True)

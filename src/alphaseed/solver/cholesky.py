@@ -42,6 +42,44 @@ def row_dot(L, i, z, start=0):
     return (s0 + s1) + (s2 + s3)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def row_dots4(L, i, z1, z2, z3, z4):
+    """``row_dot`` of row i with each of z1..z4 at once, each the same sums in the same order:
+    sixteen independent chains instead of four, so that the additions wait far less often, and
+    each value of L read once for all four."""
+    a0 = a1 = a2 = a3 = 0.0
+    b0 = b1 = b2 = b3 = 0.0
+    c0 = c1 = c2 = c3 = 0.0
+    d0 = d1 = d2 = d3 = 0.0
+    j = 0
+    while j + 4 <= i:
+        l0, l1, l2, l3 = L[i, j], L[i, j + 1], L[i, j + 2], L[i, j + 3]
+        a0 += l0 * z1[j]
+        b0 += l0 * z2[j]
+        c0 += l0 * z3[j]
+        d0 += l0 * z4[j]
+        a1 += l1 * z1[j + 1]
+        b1 += l1 * z2[j + 1]
+        c1 += l1 * z3[j + 1]
+        d1 += l1 * z4[j + 1]
+        a2 += l2 * z1[j + 2]
+        b2 += l2 * z2[j + 2]
+        c2 += l2 * z3[j + 2]
+        d2 += l2 * z4[j + 2]
+        a3 += l3 * z1[j + 3]
+        b3 += l3 * z2[j + 3]
+        c3 += l3 * z3[j + 3]
+        d3 += l3 * z4[j + 3]
+        j += 4
+    while j < i:
+        a0 += L[i, j] * z1[j]
+        b0 += L[i, j] * z2[j]
+        c0 += L[i, j] * z3[j]
+        d0 += L[i, j] * z4[j]
+        j += 1
+    return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3), (c0 + c1) + (c2 + c3), (d0 + d1) + (d2 + d3)
+
+
 @njit(cache=True, nogil=True)
 def solve_pair(L, m, b1, b2, z1, z2):
     """z1 = Q^-1 b1 and z2 = Q^-1 b2 through Q's factor L (m rows), each row of L brought from
@@ -96,6 +134,52 @@ def grow(L, m, column, diagonal, tol):
     return True
 
 
+@njit(cache=True, nogil=True)
+def grow_many(L, m, against, among, diagonal, tol, taken):
+    """``grow`` for several candidates in turn, each appended unless its column lies in the span
+    of the m indices and the candidates appended before it: the same rows, bit for bit, as
+    ``grow`` called for each. Their entries against the m indices come from one pass over L's
+    rows, four candidates at a time (``row_dots4``): each row read once for all of them.
+
+    ``against[c]`` holds candidate c's entries of Q against the m indices, in the factor's order,
+    ``among[c, a]`` its entry against candidate a and ``diagonal[c]`` its own. Where the first
+    candidate is refused, nothing is appended (the caller deals with it alone). Writes into
+    ``taken`` the candidate of each row appended, in order; returns how many were.
+    """
+    count = against.shape[0]
+    r = np.empty((count, m + count))
+    for i in range(m):
+        c = 0
+        while c + 4 <= count:
+            s1, s2, s3, s4 = row_dots4(L, i, r[c], r[c + 1], r[c + 2], r[c + 3])
+            r[c, i] = (against[c, i] - s1) / L[i, i]
+            r[c + 1, i] = (against[c + 1, i] - s2) / L[i, i]
+            r[c + 2, i] = (against[c + 2, i] - s3) / L[i, i]
+            r[c + 3, i] = (against[c + 3, i] - s4) / L[i, i]
+            c += 4
+        while c < count:
+            r[c, i] = (against[c, i] - row_dot(L, i, r[c])) / L[i, i]
+            c += 1
+    size = m
+    for c in range(count):
+        rc = r[c]
+        for i in range(m, size):
+            rc[i] = (among[c, taken[i - m]] - row_dot(L, i, rc)) / L[i, i]
+        schur = diagonal[c]
+        for i in range(size):
+            schur -= rc[i] * rc[i]
+        if schur <= tol * diagonal[c]:
+            if c == 0:
+                return 0
+            continue
+        for j in range(size):
+            L[size, j] = rc[j]
+        L[size, size] = np.sqrt(schur)
+        taken[size - m] = c
+        size += 1
+    return size - m
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _rotate(L, r, c0, c1, p, cos, sin, secant, xi):
     """Row r of the rows below p (moved up one: it reads row r + 1) through rotations c0..c1 - 1;
@@ -111,9 +195,10 @@ def _rotate(L, r, c0, c1, p, cos, sin, secant, xi):
 def shrink(L, m, p):
     """Cut row and column p out of the factor (m rows): the rows below p, each moved up one, are
     brought back to a Cholesky factor by the Givens rotations of the rank-one update with the
-    column that left. Row by row, each row read whole; four rows at a time through the rotations
-    already known, since each rotation waits on the last. A rotation multiplies by its cosine's
-    reciprocal (``secant``): a division in that chain would cost several times its latency."""
+    column that left. Row by row, each row read whole; eight rows at a time through the rotations
+    already known, since each rotation waits on the last (eight chains keep the processor busy
+    where four left it waiting). A rotation multiplies by its cosine's reciprocal (``secant``): a
+    division in that chain would cost several times its latency."""
     n = m - 1 - p
     x = L[p + 1:m, p].copy()
     cos = np.empty(n)
@@ -124,25 +209,40 @@ def shrink(L, m, p):
             L[r, j] = L[r + 1, j]
     i0 = 0
     while i0 < n:
-        rows = min(4, n - i0)
-        if rows == 4:
+        rows = min(8, n - i0)
+        if rows == 8:
             r = p + i0
             x0, x1, x2, x3 = x[i0], x[i0 + 1], x[i0 + 2], x[i0 + 3]
+            x4, x5, x6, x7 = x[i0 + 4], x[i0 + 5], x[i0 + 6], x[i0 + 7]
             for c in range(i0):
                 s, k, q = sin[c], cos[c], secant[c]
-                v0 = (L[r + 1, p + c + 1] + s * x0) * q
-                v1 = (L[r + 2, p + c + 1] + s * x1) * q
-                v2 = (L[r + 3, p + c + 1] + s * x2) * q
-                v3 = (L[r + 4, p + c + 1] + s * x3) * q
+                col = p + c + 1
+                v0 = (L[r + 1, col] + s * x0) * q
+                v1 = (L[r + 2, col] + s * x1) * q
+                v2 = (L[r + 3, col] + s * x2) * q
+                v3 = (L[r + 4, col] + s * x3) * q
+                v4 = (L[r + 5, col] + s * x4) * q
+                v5 = (L[r + 6, col] + s * x5) * q
+                v6 = (L[r + 7, col] + s * x6) * q
+                v7 = (L[r + 8, col] + s * x7) * q
                 x0 = k * x0 - s * v0
                 x1 = k * x1 - s * v1
                 x2 = k * x2 - s * v2
                 x3 = k * x3 - s * v3
-                L[r, p + c] = v0
-                L[r + 1, p + c] = v1
-                L[r + 2, p + c] = v2
-                L[r + 3, p + c] = v3
+                x4 = k * x4 - s * v4
+                x5 = k * x5 - s * v5
+                x6 = k * x6 - s * v6
+                x7 = k * x7 - s * v7
+                L[r, col - 1] = v0
+                L[r + 1, col - 1] = v1
+                L[r + 2, col - 1] = v2
+                L[r + 3, col - 1] = v3
+                L[r + 4, col - 1] = v4
+                L[r + 5, col - 1] = v5
+                L[r + 6, col - 1] = v6
+                L[r + 7, col - 1] = v7
             x[i0], x[i0 + 1], x[i0 + 2], x[i0 + 3] = x0, x1, x2, x3
+            x[i0 + 4], x[i0 + 5], x[i0 + 6], x[i0 + 7] = x4, x5, x6, x7
             known = i0
         else:
             known = 0
