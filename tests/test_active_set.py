@@ -11,7 +11,8 @@ from scipy.optimize import minimize
 from alphaseed.cv import cross_validate
 from alphaseed.kernel import KernelMatrix
 from alphaseed.solver import SolverOptions, solve, upper_bounds
-from alphaseed.solver.active_set import _leave, _rows_in_front, exact_gradient, finish, gap
+from alphaseed.solver import active_set
+from alphaseed.solver.active_set import _leave, _rows_in_front, exact_gradient, finish, gap, reusing_memory
 from alphaseed.solver.cholesky import DEPENDENT, grow, grow_many, solve_pair
 
 ACTIVE_SET = SolverOptions(solver="active_set")
@@ -224,6 +225,43 @@ def test_a_free_set_beyond_max_free_goes_on_with_smo():
     smo = solve(km, y, np.arange(km.n), 100.0)
     rest = solve(km, y, np.arange(km.n), 100.0, alpha0=done.alpha)
     assert rest.objective == pytest.approx(smo.objective, rel=1e-5)
+
+
+def test_a_finish_on_kept_memory_reads_nothing_left_there():
+    # catches a finish that reads L's upper triangle, a row of L before writing it, or a row of Q
+    # no position holds, once its memory is no longer fresh: the kept arrays are poisoned with
+    # NaN between two finishes (one on a larger problem, so that the second fits in its memory),
+    # and the second must be the fresh one's bit for bit
+    def one(n, seed, C):
+        X, y = problem(n=n, seed=seed, sep=0.5)
+        exact = KernelMatrix(X, 0.5).exact(np.arange(y.size))
+        return finish(exact, y, upper_bounds(y, C), np.zeros(y.size), 1e-6)
+
+    fresh = one(60, 12, 50.0)
+    with reusing_memory():
+        one(90, 11, 50.0)
+        kept = active_set._kept.arrays
+        for array in kept:
+            array[:] = np.nan
+        again = one(60, 12, 50.0)
+        assert not np.isnan(kept[1]).all()   # the finish wrote its rows of Q into the poisoned memory
+    assert again.optimal and again.steps == fresh.steps > 0
+    np.testing.assert_array_equal(again.alpha, fresh.alpha)
+    np.testing.assert_array_equal(again.gradient, fresh.gradient)
+
+
+def test_memory_is_kept_within_the_scope_only():
+    # catches a scope that keeps nothing (each finish would take fresh pages) or keeps its memory
+    # after it ends (a search's gigabytes held for good), and a nested scope that drops the outer's
+    assert getattr(active_set._kept, "arrays", None) is None
+    with reusing_memory():
+        first = active_set._memory(1, 1000)
+        with reusing_memory():
+            assert np.shares_memory(active_set._memory(1, 800), first)
+        assert np.shares_memory(active_set._memory(1, 1000), first)
+        assert not np.shares_memory(active_set._memory(1, 2000), first)   # grown: taken afresh
+    assert active_set._kept.arrays is None
+    assert not np.shares_memory(active_set._memory(1, 1000), active_set._memory(1, 1000))
 
 
 def test_seeded_cross_validation_matches_cold_and_is_deterministic():

@@ -75,7 +75,7 @@ from ..kernel import (
     resolve_gamma, resolve_mode, resolve_n_jobs, takes_bit_sets, threads_may_share,
 )
 from ..seeding import FROM_FULL_MODEL, LOO_ONLY, SEEDERS
-from ..solver import SolverOptions, check_C, solve, warmup
+from ..solver import SolverOptions, check_C, reusing_memory, solve, warmup
 from .estimate import cold_first_round, extrapolate, interval_share, settled
 from .journal import RoundJournal
 from .folds import CUSTOM, LEAVE_ONE_OUT, KFoldRounds, custom_rounds, resolve_k, stratified_folds, trained_on
@@ -249,6 +249,7 @@ def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback |
     bar = tqdm(total=plan.rounds, unit="round", desc="cross-validation", disable=not verbose, file=sys.stderr)
     seeds_from_previous = cold_first_round(plan.method)
 
+    @reusing_memory()   # the active-set finish's, from one round to the next
     def run_chain(chain: list[int]) -> list[RoundRecord]:
         records, previous = [], engine.first_previous()
         for h in chain:

@@ -65,7 +65,7 @@ from ..kernel import (
 )
 from ..errors import SolverInputError
 from ..seeding import SEEDERS
-from ..solver import SolverOptions, options_at_larger_C, warmup
+from ..solver import SolverOptions, options_at_larger_C, reusing_memory, warmup
 from .one_vs_one import class_pairs, grouped_by_class, pair_problem
 from .svc import SVC, encode_classes, solver_options
 
@@ -339,6 +339,7 @@ class _Chain:
         self.last = None   # (C, solution) of the last round
         self.along_splits = Future()
 
+    @reusing_memory()   # the active-set finish's, from one C to the next
     def run(self, along_splits, along_C) -> list[tuple]:
         """(Round, wall seconds) at each C of ``along_splits`` then of ``along_C``."""
         try:

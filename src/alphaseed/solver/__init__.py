@@ -11,6 +11,7 @@ factor updated one index at a time, for the active set and ATO's path), ``penalt
 one per class), ``model`` (prediction), ``compile`` (compiling before timing), ``options``.
 """
 
+from .active_set import reusing_memory
 from .carry import carry_gradient
 from .cholesky import DEPENDENT, grow, pivoted_factor, shrink, solve_pair
 from .compile import compile_lock, warmup
@@ -20,8 +21,8 @@ from .penalty import check_C, class_bounds, upper_bounds
 from .training import KernelCounts, SolveResult, check_labels, check_warm_start, options_at_larger_C, solve
 from .state import FREE, LOWER, TAU, UPPER
 
-# The public API; the checks, the compile lock, the bound statuses and the factor updates are
-# imported from here by the layers above but not part of it.
+# The public API; the checks, the compile lock, the bound statuses, the factor updates and the
+# finish's memory scope are imported from here by the layers above but not part of it.
 __all__ = [
     "SolverOptions", "solve", "SolveResult", "KernelCounts", "SVMModel", "train_svm",
     "decision_values", "support_coefficients", "carry_gradient", "warmup", "class_bounds", "upper_bounds",

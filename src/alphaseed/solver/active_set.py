@@ -29,6 +29,8 @@ caller runs SMO from the feasible point reached.
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +61,9 @@ FRESH_SOLVES = 50
 # whether Newton steps or SMO finish a run changes its optimum within eps, and that must not vary
 # from one run to the next.
 MEMORY_BYTES = 3 << 30
+
+# This thread's memory for the factor and the column store while ``reusing_memory`` holds it.
+_kept = threading.local()
 
 
 @dataclass
@@ -345,8 +350,10 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
     l = y.size
     alpha = alpha.copy()
     cap = min(l, _capacity(l) if max_free is None else max_free)
-    L = np.zeros((cap + 1, cap + 1))
-    rowQ = np.empty((cap + 1, l))
+    # Only L's lower triangle, each row written before it is read, and the rows of Q that F's
+    # positions hold are ever read: neither needs clearing.
+    L = _memory(0, (cap + 1) ** 2).reshape(cap + 1, cap + 1)
+    rowQ = _memory(1, (cap + 1) * l).reshape(cap + 1, l)
     where, slots = np.empty(cap + 1, dtype=np.int64), np.empty(cap + 1, dtype=np.int64)
     yF, gF, pend = np.empty(cap + 1), np.empty(cap + 1), np.zeros(cap + 1)
     in_free = np.zeros(l, dtype=bool)
@@ -412,6 +419,36 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
     return Finish(alpha, G, False, steps, entered, left, gap(y, alpha, bounds, G), "too many face optima")
 
 
+@contextmanager
+def reusing_memory():
+    """Within it, ``finish`` keeps the memory of its factor and column store on this thread for its
+    next call there. A chain of solves on one training set (a search along C, the rounds of a
+    cross-validation) would otherwise take fresh pages at each finish, tens of MB at a few thousand
+    instances, and on a virtual machine the first touch of a fresh page costs about as much as
+    computing the kernel values written into it. The memory is given back when the outermost
+    context ends."""
+    outer = getattr(_kept, "arrays", None)
+    if outer is None:
+        _kept.arrays = [np.empty(0), np.empty(0), np.empty(0)]
+    try:
+        yield
+    finally:
+        if outer is None:
+            _kept.arrays = None
+
+
+def _memory(which: int, size: int) -> np.ndarray:
+    """``size`` float64 values, uninitialised: the thread's kept array ``which`` (grown where too
+    small) within ``reusing_memory``, else fresh."""
+    arrays = getattr(_kept, "arrays", None)
+    if arrays is None:
+        return np.empty(size)
+    if arrays[which].size < size:
+        arrays[which] = np.empty(0)   # the old one goes before the new one is taken
+        arrays[which] = np.empty(size)
+    return arrays[which][:size]
+
+
 def _capacity(l: int) -> int:
     """The largest free set whose columns of Q and Cholesky factor fit ``MEMORY_BYTES``."""
     # 8 (l + m) m bytes <= MEMORY_BYTES
@@ -424,7 +461,8 @@ def _start(kernel: ExactKernel, y, free, G, L, rowQ, where, slots, yF, gF, in_fr
     if free.size == 0:
         return 0
     columns = _signed_rows(kernel, y, free, out=rowQ[:free.size])
-    keep = pivoted_factor(np.ascontiguousarray(columns[:, free]), L, DEPENDENT)
+    among = np.take(columns, free, axis=1, out=_memory(2, free.size**2).reshape(free.size, free.size))
+    keep = pivoted_factor(among, L, DEPENDENT)
     rank = keep.size
     where[:rank] = _rows_in_front(rowQ, keep)
     slots[:rank] = free[keep]
