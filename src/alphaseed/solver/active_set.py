@@ -62,7 +62,8 @@ FRESH_SOLVES = 50
 # from one run to the next.
 MEMORY_BYTES = 3 << 30
 
-# This thread's memory for the factor and the column store while ``reusing_memory`` holds it.
+# This thread's memory for the factor, the column store and the start's Q_FF while
+# ``reusing_memory`` holds it.
 _kept = threading.local()
 
 
@@ -421,8 +422,8 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
 
 @contextmanager
 def reusing_memory():
-    """Within it, ``finish`` keeps the memory of its factor and column store on this thread for its
-    next call there. A chain of solves on one training set (a search along C, the rounds of a
+    """Within it, ``finish`` keeps the memory of its factor, its column store and its start's Q_FF
+    on this thread for its next call there. A chain of solves on one training set (a search along C, the rounds of a
     cross-validation) would otherwise take fresh pages at each finish, tens of MB at a few thousand
     instances, and on a virtual machine the first touch of a fresh page costs about as much as
     computing the kernel values written into it. The memory is given back when the outermost
