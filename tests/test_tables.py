@@ -377,3 +377,32 @@ def test_our_paper_faithful_cold_start_stands_in_for_a_libsvm_that_did_not_run(t
         ("seconds", "libsvm", "total")]
     notes = " ".join(formats.table_notes(frame, "Test CPU"))
     assert "stands in" in notes and "LibSVM on mnist (k = 10)" in notes and "heart (k = 10)" not in notes
+
+
+def test_a_ratio_of_runs_on_two_cpus_is_marked_and_named_in_the_notes(tmp_path):
+    """Catches a ratio whose two runs ran on different CPUs shown as if one machine had made both (the
+    reproduction's sittings moved between an Intel Xeon and an AMD EPYC), marking a ratio of one machine's
+    runs, marking the paper's own ratios, and notes that leave the mark unexplained."""
+    records = [make_record("madelon", 10, method, seconds, 10) for method, seconds in
+               (("libsvm", 0.4), ("cold", 0.2), ("sir", 0.1))]
+    records[1]["provenance"]["cpu"] = "Other CPU"
+    out = tmp_path / "tables"
+    tables.write_tables({"table1": write_records(tmp_path / "t1", records)}, PAPER_RESULTS, out)
+    paper = tables.read_paper_results(PAPER_RESULTS)
+    compared = tables.comparison(tables.load_runs(write_records(tmp_path / "t2", records)), paper, "table1")
+    frame = compared.set_index("label")
+    assert frame.loc["cold", "speedup_libsvm_two_cpus"] and frame.loc["sir", "speedup_cold_two_cpus"]
+    assert not frame.loc["sir", "speedup_libsvm_two_cpus"] and not frame.loc["cold", "speedup_cold_two_cpus"]
+    assert not any(column.startswith("paper_") for column in frame.columns if column.endswith("_two_cpus"))
+    pilcrow = formats.TWO_CPUS
+    _, sections = formats.comparison_document({"table1": compared}, tables.table2(compared, paper))
+    table1 = _section(sections, "Table 1")
+    assert _cells(table1, "madelon", "10", "cold")["libsvm/method (this run)"] == "2.00×" + pilcrow
+    sir = _cells(table1, "madelon", "10", "sir")
+    assert (sir["libsvm/method (this run)"], sir["cold/method (this run)"]) == ("4.00×", "2.00×" + pilcrow)
+    assert pilcrow not in sir["libsvm/method (paper)"]
+    text = (out / "table1.md").read_text()
+    assert f"{pilcrow} the ratio's two runs were made on different CPUs" in text and "madelon (k = 10)" in text
+    alone = [make_record("madelon", 10, method, 0.1, 10) for method in ("libsvm", "cold")]
+    tables.write_tables({"table1": write_records(tmp_path / "t3", alone)}, PAPER_RESULTS, tmp_path / "one")
+    assert pilcrow not in (tmp_path / "one" / "table1.md").read_text()

@@ -16,6 +16,7 @@ from ..cv import PAPER_KERNEL_MODE
 ESTIMATED = "\u2020"  # dagger: time extrapolated from the first max_rounds rounds
 CAP_HIT = "\u2021"  # double dagger: at least one round stopped at the solver's iteration cap
 STAND_IN = "\u00a7"  # section sign: LibSVM did not run; our paper-faithful cold start stands in
+TWO_CPUS = "\u00b6"  # pilcrow: a ratio whose two runs were made on different CPUs
 NOT_AVAILABLE = "\u2014"
 
 METHOD_ORDER = ["libsvm", "cold", "avg", "top", "ato", "mir", "sir", "full"]
@@ -59,8 +60,16 @@ STAND_IN_NOTE = (
     "{runs}."
 )
 
+TWO_CPUS_NOTE = (
+    f"{TWO_CPUS} the ratio's two runs were made on different CPUs (provenance.md names each run's), so it "
+    "compares two machines as well as two methods: {groups}."
+)
+
 FLAGS = ("estimated", "iteration_cap_hit", "stand_in")
 MARKS = (ESTIMATED, CAP_HIT, STAND_IN)
+# Flags of a ratio alone, not of either of its figures (``tables.comparison``'s ``<ratio>_two_cpus``).
+RATIO_FLAGS = ("two_cpus",)
+RATIO_MARKS = (TWO_CPUS,)
 
 
 def _listing(values: pd.Series) -> str:
@@ -119,8 +128,8 @@ def table_notes(frame: pd.DataFrame, cpu: str) -> list[str]:
     cpu : str
         This run's CPU(s), named beside the paper's machine.
     """
-    return [MACHINE_NOTE.format(cpu=cpu), estimate_note(frame), *counts_note(frame), *stand_in_note(frame), CAP_NOTE,
-            CARRY_NOTE]
+    return [MACHINE_NOTE.format(cpu=cpu), estimate_note(frame), *counts_note(frame), *stand_in_note(frame),
+            *two_cpus_note(frame), CAP_NOTE, CARRY_NOTE]
 
 
 def stand_in_note(frame: pd.DataFrame) -> list[str]:
@@ -136,6 +145,22 @@ def stand_in_note(frame: pd.DataFrame) -> list[str]:
         return []
     runs = (f"{row['dataset']} (k = {row['k']})" for _, row in standing.iterrows())
     return [STAND_IN_NOTE.format(runs="LibSVM on " + ", ".join(dict.fromkeys(runs)))]
+
+
+def two_cpus_note(frame: pd.DataFrame) -> list[str]:
+    """The note naming the datasets and k whose ratios pair runs of two CPUs (none: no note).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A comparison frame; ``<ratio>_two_cpus`` marks the ratios (``tables.comparison``).
+    """
+    columns = [column for column in frame.columns if column.endswith(RATIO_FLAGS)]
+    mixed = frame[frame[columns].fillna(False).astype(bool).any(axis=1)] if columns else frame.iloc[:0]
+    if not len(mixed):
+        return []
+    groups = (f"{row['dataset']} (k = {row['k']})" for _, row in mixed.iterrows())
+    return [TWO_CPUS_NOTE.format(groups=", ".join(dict.fromkeys(groups)))]
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
@@ -267,14 +292,17 @@ format_number = _formatter("g", "", "A number in its shortest general form (``g`
 
 
 def _markers(row: pd.Series, metric: str, source: str) -> str:
-    """The markers of one figure: its own flags, or for a ratio the flags of either of its figures."""
+    """The markers of one figure: its own flags, or for a ratio the flags of either of its figures and its own
+    (``RATIO_FLAGS``)."""
     prefix = "paper_" if source == "paper" else ""
 
     def flagged(flag: str) -> bool:
         own = f"{prefix}{metric}_{flag}"
         return bool(row.get(own if own in row.index else f"{prefix}{flag}", False))
 
-    return "".join(mark for flag, mark in zip(FLAGS, MARKS) if flagged(flag))
+    figures = "".join(mark for flag, mark in zip(FLAGS, MARKS) if flagged(flag))
+    return figures + "".join(mark for flag, mark in zip(RATIO_FLAGS, RATIO_MARKS)
+                             if bool(row.get(f"{prefix}{metric}_{flag}", False)))
 
 
 def interval_text(interval) -> str:

@@ -24,6 +24,7 @@ from .formats import (
     DATASET_ORDER,
     FLAGS,
     METHOD_ORDER,
+    RATIO_FLAGS,
     comparison_document,
     document_html,
     document_markdown,
@@ -241,11 +242,13 @@ def _add_ratio(frame: pd.DataFrame, name: str, reference: pd.DataFrame, keys: li
     the reference matched on ``keys``; ``frame[name + "_" + flag]`` is true when either figure has the flag.
 
     The flags are the markers of the ratio's cell: a ratio over an estimated figure is an estimate, whichever
-    side of the division that figure is on. ``paper`` takes the paper's figures and flags instead of this run's.
+    side of the division that figure is on. ``frame[name + "_two_cpus"]`` is true where the two runs' CPUs differ
+    (as recorded). ``paper`` takes the paper's figures and flags instead of this run's.
     """
     prefix = "paper_" if paper else ""
     value, flags = f"{prefix}seconds_total", [f"{prefix}{flag}" for flag in FLAGS if f"{prefix}{flag}" in frame]
-    columns = [value, *flags]
+    machine = ["cpu"] if not paper and "cpu" in frame and "cpu" in reference else []
+    columns = [value, *flags, *machine]
     ref = reference[keys + columns].rename(columns={c: f"_ref_{c}" for c in columns})
     merged = frame[keys + columns].merge(ref, on=keys, how="left")
     ratio = merged[f"_ref_{value}"] / merged[value]
@@ -253,6 +256,9 @@ def _add_ratio(frame: pd.DataFrame, name: str, reference: pd.DataFrame, keys: li
     for flag in flags:
         either = merged[flag].fillna(False).astype(bool) | merged[f"_ref_{flag}"].fillna(False).astype(bool)
         frame[f"{name}_{flag.removeprefix(prefix)}"] = either.to_numpy()
+    if machine:
+        ours, theirs = merged["cpu"], merged["_ref_cpu"]
+        frame[f"{name}_two_cpus"] = (ours.notna() & theirs.notna() & (ours != theirs)).to_numpy()
 
 
 def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFrame:
@@ -262,7 +268,8 @@ def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFr
     cold seconds (same kernel mode; paper-faithful cold for libsvm) / this method's, and
     ``relative_to_sir`` = this method's seconds / paper-faithful SIR's, as in the LOO figure; the paper's
     ratios are ``paper_speedup_libsvm`` and ``paper_relative_to_sir``. Each ratio has its own
-    ``<ratio>_estimated`` and ``<ratio>_iteration_cap_hit``, true when either of its figures has the flag.
+    ``<ratio>_estimated`` and ``<ratio>_iteration_cap_hit``, true when either of its figures has the flag, and
+    each of this run's its ``<ratio>_two_cpus``, true where its two runs were made on different CPUs.
 
     Parameters
     ----------
@@ -312,7 +319,7 @@ def comparison(runs: pd.DataFrame, paper: pd.DataFrame, table: str) -> pd.DataFr
     _add_ratio(frame, "paper_speedup_libsvm", paper_wide[paper_wide["method"] == "libsvm"], keys, paper=True)
     _add_ratio(frame, "paper_relative_to_sir", paper_wide[paper_wide["method"] == "sir"], keys, paper=True,
                inverse=True)
-    flag_columns = [c for c in frame.columns if c.endswith(FLAGS)]
+    flag_columns = [c for c in frame.columns if c.endswith(FLAGS + RATIO_FLAGS)]
     frame[flag_columns] = frame[flag_columns].fillna(False).astype(bool)
     return _sorted(frame)
 
