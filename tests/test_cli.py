@@ -104,6 +104,26 @@ def test_search_writes_json_csv_and_heat_map_with_the_best_point(config_file, tm
     assert "18/18" in captured.err and "best log2 C" in captured.out
 
 
+@pytest.mark.mirror
+def test_search_takes_the_solver_asked_for_and_records_it(config_file, tmp_path):
+    """Catches --solver recorded in the summary but not handed to the estimator (the active set's
+    iterations are its Newton steps, not SMO's pair updates), and a default other than SMO's."""
+    import json
+
+    import pandas as pd
+
+    runs = {}
+    for solver in (None, "active_set"):
+        out = tmp_path / f"{solver}.json"
+        argv = ["search", "--dataset", "heart", "--config", str(config_file), "--subsample", "120",
+                "--C", "1:3:2", "--gamma", "-9:-9:1", "--k", "3", "--out", str(out)]
+        assert main(argv + (["--solver", solver] if solver else [])) == 0
+        runs[solver] = json.loads(out.read_text()), pd.read_csv(out.with_suffix(".csv"))
+    (smo, smo_points), (active, active_points) = runs[None], runs["active_set"]
+    assert smo["solver"] == "smo" and active["solver"] == "active_set"
+    assert (smo_points["iterations"] != active_points["iterations"]).any()
+
+
 @pytest.mark.parametrize("text, values", [("-5:15:2", list(range(-5, 16, 2))),
                                           ("3:-15:-2", list(range(3, -16, -2))),
                                           ("0.5", [0.5])])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import AlphaseedError, ConfigError
@@ -23,6 +23,8 @@ from .pipeline.environment import pin_blas_kernels
 
 METHODS = ("libsvm", "cold", "ato", "mir", "sir", "avg", "top", "full")
 SEARCH_METHODS = ("cold", "ato", "mir", "sir")
+# alphaseed.solver.SOLVERS, written out so that the command's help needs no import of the solver
+SEARCH_SOLVERS = ("smo", "active_set", "auto")
 
 
 def _k(text: str):
@@ -102,8 +104,8 @@ def _cv_command(commands) -> None:
     cv.add_argument("--max-rounds", type=int, metavar="N",
                     help="run only the first N rounds and estimate the totals from them")
     cv.add_argument("--until-interval", type=float, metavar="SHARE",
-                    help="with --max-rounds: stop sooner, once the estimated seconds' 95%% interval is "
-                         "within +- SHARE of them (0.2: +-20%%)")
+                    help="with --max-rounds: stop sooner, once the estimated iterations' 95%% interval "
+                         "is within +- SHARE of them (0.2: +-20%%)")
     cv.add_argument("--chains", type=int, default=1, metavar="N",
                     help="run the rounds as N chains of consecutive rounds, at once on the threads "
                          "(NUMBA_NUM_THREADS); each chain starts as round 1 does (default 1, the paper's)")
@@ -132,6 +134,9 @@ def _search_command(commands) -> None:
                         metavar="RANGE", help="log2 gamma as begin:end:step (default 3:-15:-2)")
     search.add_argument("--k", type=int, default=5, help="number of folds (default 5)")
     search.add_argument("--method", choices=SEARCH_METHODS, default="sir")
+    search.add_argument("--solver", choices=SEARCH_SOLVERS, default="smo",
+                        help="smo (LibSVM's solver, the default here, as the published searches ran), or "
+                             "auto and active_set as alphaseed.SVC takes them (SVC's default is auto)")
     search.add_argument("--jobs", type=int, default=1, help="gamma columns run in parallel")
     search.add_argument("--out", type=Path, required=True, metavar="FILE",
                         help="results (JSON); FILE.csv and FILE.png are written beside it")
@@ -365,7 +370,8 @@ def _search(args) -> None:
     data = _load(args, need_C_gamma=False)
     spec = SearchSpec(data.name, args.C, args.gamma, args.k, data.seed, args.method)
     watch = MachineWatch()
-    summary, points = run_search(data.X, data.y, spec, n_jobs=args.jobs, options=_solver_options(args, data.config),
+    options = replace(_solver_options(args, data.config), solver=args.solver)
+    summary, points = run_search(data.X, data.y, spec, n_jobs=args.jobs, options=options,
                                  provenance=lambda started, finished: collect_provenance(
                                      data.described, data.fingerprint, started, finished, watch.shares()))
     written = write_search(summary, points, args.out)

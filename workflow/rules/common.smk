@@ -166,6 +166,7 @@ SEARCH_DEFAULTS = {
     "k": 5,
     "methods": ["cold", "sir"],
     "kernel_mode": "auto",
+    "solver": "smo",
     "gamma_jobs": False,
 }
 
@@ -239,6 +240,8 @@ def search_arguments(wildcards, input):
         str(config["seed"]),
         "--kernel-mode",
         search_setting(name, "kernel_mode"),
+        "--solver",
+        search_setting(name, "solver"),
         "--eps",
         str(solver["eps"]),
         "--cache-mb",

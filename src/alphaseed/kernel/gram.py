@@ -2,7 +2,7 @@
 
 Computed in row blocks (dot products from a matrix product: exact for integer data, see
 ``values``, and for float data kept only where certified to store ``row_dot``'s float32, see
-``_certain``), each value once and mirrored below the diagonal, or, where the norms spread beyond
+``_certified_value``), each value once and mirrored below the diagonal, or, where the norms spread beyond
 the kernel's reach, only in the band of pairs close enough in norm to store a non-zero value.
 Every way stores the values ``values.kernel_values`` computes, bit for bit.
 """

@@ -80,7 +80,7 @@ def run_search(X, y, spec: SearchSpec, *, n_jobs: int = 1, options: SolverOption
     seconds = time.perf_counter() - start
     summary = {
         "dataset": spec.name, "n": int(X.shape[0]), "dim": int(X.shape[1]), "k": spec.k, "seed": spec.seed,
-        "method": spec.method, "kernel_mode": options.kernel_mode, "eps": options.eps,
+        "method": spec.method, "solver": options.solver, "kernel_mode": options.kernel_mode, "eps": options.eps,
         "shrinking": options.shrinking, "max_iter": options.max_iter, "log2_C": log2_C,
         "log2_gamma": log2_gamma, "seconds": seconds, "started_utc": started, "finished_utc": utc_now(),
     }

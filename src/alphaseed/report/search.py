@@ -14,8 +14,8 @@ from ..atomic import atomic_path, write_json
 from ..errors import ConfigError
 
 # What every part of a search split by gamma column must share to be merged.
-SEARCH_SETTINGS = ("dataset", "n", "dim", "k", "seed", "method", "kernel_mode", "eps", "shrinking", "max_iter",
-                   "log2_C")
+SEARCH_SETTINGS = ("dataset", "n", "dim", "k", "seed", "method", "solver", "kernel_mode", "eps", "shrinking",
+                   "max_iter", "log2_C")
 
 
 def merge_searches(parts, out) -> dict:
