@@ -124,6 +124,14 @@ def test_search_takes_the_solver_asked_for_and_records_it(config_file, tmp_path)
     assert (smo_points["iterations"] != active_points["iterations"]).any()
 
 
+def test_the_search_commands_solvers_are_the_solvers():
+    """Catches a solver added to (or renamed in) the solver but not offered by ``--solver``."""
+    from alphaseed.cli import SEARCH_SOLVERS
+    from alphaseed.solver.options import SOLVERS
+
+    assert SEARCH_SOLVERS == SOLVERS
+
+
 @pytest.mark.parametrize("text, values", [("-5:15:2", list(range(-5, 16, 2))),
                                           ("3:-15:-2", list(range(3, -16, -2))),
                                           ("0.5", [0.5])])
