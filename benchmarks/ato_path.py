@@ -8,10 +8,16 @@ same round; it writes them to ``results/bench/ato_path.csv``.
 
     python benchmarks/ato_path.py --case adult --rounds 3
 
-The parts are the profiler's own seconds of each function (its callees' excluded, but for the
-factorization, whose callee is LAPACK): kernel values computed, their writes into the column
-store, K_MM gathered from it, K_MM factored, the products with kernel columns, the factor's
-solves, joins and leaves, and the rest of the path. The profiler adds well under 1 % here: the
+``--solve-mode`` runs the SMO solves (round 1, and the seeded and cold ones after each seed) in
+another kernel mode than the seed's: their iterations are the same in every mode, so the Gram
+matrix can stand in where only the seed's time in ``--kernel-mode`` is wanted (on full MNIST a
+cold round takes about 2 hours in cache mode, 1 minute on its Gram matrix).
+
+The parts are the profiler's seconds of each function, its callees' included where they are
+the part's own work (LAPACK, SciPy's sparse matrices, the kernel's loops): kernel values computed
+or read for the column store, their writes into it (converted to sparse columns where the store
+keeps non-zeros alone), K_MM gathered from it, K_MM factored, the products with stored kernel
+columns, the factor's solves, joins and leaves, and the rest of the path. The profiler adds well under 1 % here: the
 parts are a few hundred calls of long-running functions.
 """
 
@@ -30,11 +36,11 @@ from common import ROOT, load_case, write_csv
 # (column, the function whose seconds it reports, whether callees count): looked up by the
 # function's name and file.
 PARTS = [
-    ("kernel_values_s", "values.py", "fill_block", False),
-    ("store_writes_s", "ato.py", "_slots", False),
-    ("gather_K_MM_s", "ato.py", "_gather", False),
+    ("kernel_values_s", "matrix.py", "block", True),
+    ("store_writes_s", "ato.py", "_keep", True),
+    ("gather_K_MM_s", "ato.py", "_stored_square", True),
     ("factor_K_MM_s", "cholesky.py", "pivoted_factor", True),
-    ("products_s", "products.py", "gathered_times", False),
+    ("products_s", "ato.py", "_stored_times", True),
     ("solves_s", "cholesky.py", "solve_pair", False),
     ("joins_s", "cholesky.py", "grow", False),
     ("leaves_s", "cholesky.py", "shrink", False),
@@ -66,22 +72,25 @@ def main() -> None:
     parser.add_argument("--case", default="adult", help="dataset[:subsample]")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3, help="rounds run: round 1 cold, the rest seeded")
-    parser.add_argument("--kernel-mode", default="cache")
+    parser.add_argument("--kernel-mode", default="cache", help="the seed's kernel mode")
+    parser.add_argument("--solve-mode", help="the SMO solves' kernel mode (default: --kernel-mode)")
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "ato_path.csv"))
     args = parser.parse_args()
     name, _, size = args.case.partition(":")
     X, y, entry, seed = load_case(name, int(size) if size else None)
     C = entry["C"]
-    options = SolverOptions(kernel_mode=args.kernel_mode)
+    solve_mode = args.solve_mode or args.kernel_mode
+    options = SolverOptions(kernel_mode=solve_mode)
     warmup()
-    kernel = KernelMatrix(X, entry["gamma"], mode=args.kernel_mode)
+    kernel = KernelMatrix(X, entry["gamma"], mode=solve_mode)
+    seed_kernel = kernel if solve_mode == args.kernel_mode else KernelMatrix(X, entry["gamma"], mode=args.kernel_mode)
     splits = KFoldRounds(stratified_folds(y, args.k, seed), args.k)
     train = splits[0][0]
     previous = (train, solve(kernel, y, train, C, options=options))
     rows = []
     for h in range(2, args.rounds + 1):
         train = splits[h - 1][0]
-        ctx = seed_context(kernel, y, C, previous, train)
+        ctx = seed_context(seed_kernel, y, C, previous, train)
         alpha = previous[1].alpha
         free = int(((alpha > 0) & (alpha < upper_bounds(y[previous[0]], C))).sum())
         profile = cProfile.Profile()
@@ -96,7 +105,8 @@ def main() -> None:
         seeded = solve(kernel, y, train, C, alpha0=alpha0, previous=previous, options=options)
         train_s = time.perf_counter() - clock
         cold = solve(kernel, y, train, C, options=options)
-        rows.append(dict(case=args.case, k=args.k, round=h, train_size=train.size, free_at_start=free,
+        rows.append(dict(case=args.case, k=args.k, kernel_mode=args.kernel_mode, solve_mode=solve_mode, round=h,
+                         train_size=train.size, free_at_start=free,
                          seed_s=seed_s, **parts, train_s=train_s, iterations=seeded.iterations,
                          iterations_cold=cold.iterations))
         print(f"round {h}: seed {seed_s:.1f} s ({parts['steps']} steps), train {train_s:.1f} s, "

@@ -277,11 +277,15 @@ class DirectSystem:
         self.left.append(pos)
 
 
-def many_free_problem(seed=3, n=400):
+def many_free_problem(seed=3, n=400, clusters=0):
     """A k-fold context whose previous optimum has a few hundred free SVs, so that the path meets
-    many events of every kind (an index leaving M, a bound one and an added one joining)."""
+    many events of every kind (an index leaving M, a bound one and an added one joining).
+    ``clusters``: the instances in that many clusters far apart, so that the kernel's values
+    across clusters are 0 in float32 and its columns sparse."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 6))
+    if clusters:
+        X += 20 * rng.normal(size=(clusters, 6))[np.arange(n) % clusters]
     y = np.where(X[:, 0] + 0.8 * rng.normal(size=n) > 0, 1.0, -1.0)
     folds = rng.permutation(n) % 4
     order = [np.flatnonzero(folds == h) for h in range(4)]
@@ -328,6 +332,80 @@ def test_ato_routes_give_the_same_path(monkeypatch, factor_bytes, cache_bytes):
         # MINRES stops at a relative residual of 1e-10, which the system's condition widens
         assert_same_path(other, factored, C, eta_rtol=1e-4, alpha_tol=1e-7)
     assert_feasible(SEEDERS["ato"](ctx), y[ctx.next_index], C)
+
+
+# The sparse column store's budget: below the dense store's 4 x 300 rows x 400 columns, above the
+# clustered problem's non-zeros (SPARSE_ALL), or short of them (SPARSE_SOME).
+SPARSE_ALL, SPARSE_SOME = 100_000, 8_000
+
+
+@pytest.mark.parametrize("factor_bytes", [4 << 30, 0], ids=["factored", "minres"])
+@pytest.mark.parametrize("cache_bytes", [SPARSE_ALL, SPARSE_SOME], ids=["all-stored", "some-stored"])
+def test_ato_sparse_column_store_gives_the_dense_stores_path(monkeypatch, factor_bytes, cache_bytes):
+    """Catches a sparse store whose non-zeros land in the wrong rows or columns, that loses the
+    columns past its budget, or that is not taken where the dense store would not hold every
+    column of a kernel that is mostly zeros: the path would take other events or reach another
+    seed than the dense store's."""
+    ctx, y, C = many_free_problem(clusters=40)
+    dense = ato.follow_path(ctx, layout(ctx))
+    stores = []
+
+    def recorded(*args):
+        stores.append(real(*args))
+        return stores[-1]
+
+    real = ato.kernel_columns
+    monkeypatch.setattr(ato, "kernel_columns", recorded)
+    monkeypatch.setattr(ato, "FACTOR_BYTES", factor_bytes)
+    monkeypatch.setattr(ato, "COLUMN_CACHE_BYTES", cache_bytes)
+    sparse = ato.follow_path(ctx, layout(ctx))
+    [store] = stores
+    assert isinstance(store, ato.SparseKernelColumns)
+    # full: less room left than one column may take
+    full = store.data.size - int(store.indptr[store.used]) < store.rows.size
+    assert full == (cache_bytes == SPARSE_SOME)
+    if factor_bytes:
+        assert_same_path(sparse, dense, C)
+    else:
+        assert_same_path(sparse, dense, C, eta_rtol=1e-4, alpha_tol=1e-7)
+    assert len(dense.events) > 10
+
+
+@pytest.mark.parametrize("budget", [1 << 20, 600], ids=["all-stored", "some-stored"])
+def test_sparse_kernel_columns_hold_the_kernels_values(budget):
+    """Catches a sparse store that misplaces a non-zero's row, hands one column's values to
+    another slot, or serves a column past its budget from a slot it never filled: its products,
+    columns and squares would differ from the dense store's."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 6)) + 20 * rng.normal(size=(24, 6))[np.arange(120) % 24]
+    kernel = KernelMatrix(X, 0.5)
+    rows = rng.permutation(120)[:90]
+    dense = ato.KernelColumns(kernel, rows, 120, 1 << 30)
+    sparse = ato.SparseKernelColumns(kernel, rows, 120, budget)
+    assert ato.kernel_density(kernel, rows) < ato.SPARSE_DENSITY
+    cols, coef = rng.permutation(120)[:70], rng.normal(size=70)
+    some = rng.permutation(90)[:40]
+    for row_pos in (None, some):
+        np.testing.assert_allclose(sparse.matvec(cols, coef, row_pos), dense.matvec(cols, coef, row_pos),
+                                   rtol=1e-12, atol=1e-12)
+    assert (sparse.used < 70) == (budget == 600)
+    for pos in (0, 17, 89):
+        np.testing.assert_array_equal(sparse.column(pos), dense.column(pos))
+    np.testing.assert_array_equal(sparse.square(some, np.empty((40, 40))), dense.square(some, np.empty((40, 40))))
+
+
+@pytest.mark.parametrize("clusters, cache_bytes, sparse", [(40, SPARSE_ALL, True), (40, 1 << 30, False),
+                                                         (0, SPARSE_ALL, False)])
+def test_the_column_store_is_sparse_only_where_the_dense_one_falls_short_on_a_sparse_kernel(
+        monkeypatch, clusters, cache_bytes, sparse):
+    """Catches the sparse store taken where the dense one holds every column (the paths that
+    fit, Adult's and the small problems', would change) or on a kernel that is mostly non-zero
+    (twice the dense store's bytes), or not taken where it is the store that fits."""
+    ctx, _, _ = many_free_problem(clusters=clusters)
+    rows = ctx.next_index
+    monkeypatch.setattr(ato, "COLUMN_CACHE_BYTES", cache_bytes)
+    store = ato.kernel_columns(ctx.kernel, rows, rows.size + ctx.removed.size)
+    assert isinstance(store, ato.SparseKernelColumns) == sparse
 
 
 def test_ato_holds_a_duplicate_of_a_free_sv_out_of_the_factor():

@@ -48,7 +48,11 @@ step's direction scaled by (1 - eta) (the path scales every pushed coefficient b
 factor, so only the one set change is new). Columns K(X', j) are cached in a float32 store of
 at most COLUMN_CACHE_BYTES (8 GiB: every column Webdata's path reads, where MINRES reads them
 all at each of its iterations); columns that do not fit are recomputed in slabs of at most
-256 MiB whenever they are needed, so memory stays bounded at the price of time.
+256 MiB whenever they are needed, so memory stays bounded at the price of time. Where the dense
+store would not hold every column and at most SPARSE_DENSITY of the kernel's values are
+non-zero (a Gaussian kernel close to the identity: float32 rounds exp(-gamma d^2) to 0 for all
+but near neighbours; raw MNIST with the paper's gamma has one non-zero a column), the store
+keeps the non-zeros alone, so that every column fits and each product costs its non-zeros.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit, prange
+from scipy.sparse import csc_matrix
 from scipy.sparse.linalg import LinearOperator, minres
 
 from ..kernel import blas_threads, gathered_times, mapped_array
@@ -68,6 +73,10 @@ MAX_STEPS = 100
 FACTOR_BYTES = 4 << 30
 COLUMN_CACHE_BYTES = 8 << 30
 SLAB_BYTES = 256 << 20
+# The sparse store takes 8 bytes a non-zero against the dense store's 4 a value: kept only where
+# it is at most a quarter of the dense one's size. The density is probed on PROBE_COLUMNS.
+SPARSE_DENSITY = 1 / 8
+PROBE_COLUMNS = 256
 MINRES_RTOL = 1e-10
 MINRES_MAXITER = 1000
 ZERO_STEP = 1e-12
@@ -113,10 +122,29 @@ class KernelColumns:
         chunk = max(1, SLAB_BYTES // (4 * max(1, self.rows.size)))
         for start in range(0, fit.size, chunk):
             part = fit[start:start + chunk]
-            self.values[:, self.used:self.used + part.size] = self.kernel.block(self.rows, part)
-            self.slot_of[part] = np.arange(self.used, self.used + part.size)
-            self.used += part.size
+            stored = self._keep(self.kernel.block(self.rows, part))
+            self.slot_of[part[:stored]] = np.arange(self.used, self.used + stored)
+            self.used += stored
+            if stored < part.size:
+                break
         return self.slot_of[cols]
+
+    def _keep(self, block: np.ndarray) -> int:
+        """Store the columns of ``block`` in the next slots; how many of them were stored."""
+        self.values[:, self.used:self.used + block.shape[1]] = block
+        return block.shape[1]
+
+    def _stored_times(self, target: np.ndarray, slots: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """The stored columns ``slots`` times ``coef``, at the rows ``target``."""
+        return gathered_times(self.values, target, slots, coef[:, None])[:, 0]
+
+    def _stored_column(self, slot: int) -> np.ndarray:
+        """The stored column ``slot`` in float64."""
+        return self.values[:, slot].astype(np.float64)
+
+    def _stored_square(self, pos: np.ndarray, slots: np.ndarray, out: np.ndarray) -> None:
+        """out = the stored columns ``slots`` at the rows ``pos``, in float64."""
+        _gather(self.values, pos, slots, out)
 
     def matvec(self, cols: np.ndarray, coef: np.ndarray, row_pos: np.ndarray | None = None) -> np.ndarray:
         """K[rows[row_pos]][:, cols] @ coef (all rows when ``row_pos`` is None)."""
@@ -127,7 +155,7 @@ class KernelColumns:
             return np.zeros(target.size)
         slots = self._slots(cols)
         cached = slots >= 0
-        out = gathered_times(self.values, target, slots[cached], coef[cached][:, None])[:, 0]
+        out = self._stored_times(target, slots[cached], coef[cached])
         u, c = cols[~cached], coef[~cached]
         chunk = max(1, SLAB_BYTES // (4 * target.size))
         for start in range(0, u.size, chunk):
@@ -141,7 +169,7 @@ class KernelColumns:
         slot = self._slots(self.rows[pos:pos + 1])[0]
         if slot < 0:
             return self.kernel.block(self.rows, self.rows[pos:pos + 1])[:, 0].astype(np.float64)
-        return self.values[:, slot].astype(np.float64)
+        return self._stored_column(slot)
 
     def square(self, pos: np.ndarray, out: np.ndarray) -> np.ndarray:
         """K[rows[pos]][:, rows[pos]] in float64, into ``out``."""
@@ -150,8 +178,69 @@ class KernelColumns:
         if (slots < 0).any():
             out[:] = self.kernel.block(cols, cols)
             return out
-        _gather(self.values, pos, slots, out)
+        self._stored_square(pos, slots, out)
         return out
+
+
+class SparseKernelColumns(KernelColumns):
+    """``KernelColumns`` that keeps the columns' non-zeros alone (compressed sparse columns), as
+    many columns as their non-zeros fit the byte budget."""
+
+    def __init__(self, kernel, rows: np.ndarray, max_columns: int, budget_bytes: int):
+        self.kernel = kernel
+        self.rows = rows
+        self.capacity = int(max_columns)
+        room = budget_bytes // 8
+        index = np.int32 if max(room, rows.size) < 2**31 else np.int64
+        self.data = mapped_array((room,), np.float32)
+        self.indices = mapped_array((room,), index)
+        self.indptr = np.zeros(self.capacity + 1, dtype=index)
+        self.slot_of = np.full(kernel.n, -1, dtype=np.int64)
+        self.used = 0
+
+    def _keep(self, block: np.ndarray) -> int:
+        sparse = csc_matrix(block)
+        start = int(self.indptr[self.used])
+        ends = start + sparse.indptr[1:].astype(np.int64)
+        stored = int(np.searchsorted(ends, self.data.size, side="right"))
+        taken = int(sparse.indptr[stored])   # the non-zeros of the first ``stored`` columns
+        self.data[start:start + taken] = sparse.data[:taken]
+        self.indices[start:start + taken] = sparse.indices[:taken]
+        self.indptr[self.used + 1:self.used + 1 + stored] = ends[:stored]
+        return stored
+
+    def _view(self) -> csc_matrix:
+        """The stored columns as one sparse matrix, over the store's buffers (no copy)."""
+        nnz = int(self.indptr[self.used])
+        return csc_matrix((self.data[:nnz], self.indices[:nnz], self.indptr[:self.used + 1]),
+                          shape=(self.rows.size, self.used))
+
+    def _stored_times(self, target, slots, coef):
+        return (self._view()[:, slots] @ coef)[target]
+
+    def _stored_column(self, slot):
+        lo, hi = self.indptr[slot], self.indptr[slot + 1]
+        out = np.zeros(self.rows.size)
+        out[self.indices[lo:hi]] = self.data[lo:hi]
+        return out
+
+    def _stored_square(self, pos, slots, out):
+        out[:] = self._view()[:, slots][pos].toarray()
+
+
+def kernel_columns(kernel, rows: np.ndarray, max_columns: int) -> KernelColumns:
+    """The column store over ``rows`` for up to ``max_columns`` columns: dense, but where it
+    would not hold them all and the kernel's values are mostly zeros (``kernel_density``)."""
+    if 4 * rows.size * max_columns > COLUMN_CACHE_BYTES and kernel_density(kernel, rows) <= SPARSE_DENSITY:
+        return SparseKernelColumns(kernel, rows, max_columns, COLUMN_CACHE_BYTES)
+    return KernelColumns(kernel, rows, max_columns, COLUMN_CACHE_BYTES)
+
+
+def kernel_density(kernel, rows: np.ndarray) -> float:
+    """The share of non-zero float32 values in PROBE_COLUMNS columns K(X', j) spread evenly over
+    X' = ``rows``."""
+    probe = rows[np.linspace(0, rows.size - 1, min(PROBE_COLUMNS, rows.size)).astype(np.int64)]
+    return np.count_nonzero(kernel.block(rows, probe)) / max(1, rows.size * probe.size)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -351,7 +440,7 @@ def follow_path(ctx: SeedContext, lay) -> _Path:
     path = _start(ctx, lay)
     if path.removed.size == 0:
         return path
-    columns = KernelColumns(ctx.kernel, path.rows, path.rows.size + path.removed.size, COLUMN_CACHE_BYTES)
+    columns = kernel_columns(ctx.kernel, path.rows, path.rows.size + path.removed.size)
     system = free_set_system(columns, np.flatnonzero(path.status == FREE))
     path.status[system.held] = HELD
     for _ in range(MAX_STEPS):
