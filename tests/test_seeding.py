@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -372,17 +373,26 @@ def test_ato_sparse_column_store_gives_the_dense_stores_path(monkeypatch, factor
 
 
 @pytest.mark.parametrize("budget", [1 << 20, 600], ids=["all-stored", "some-stored"])
-def test_sparse_kernel_columns_hold_the_kernels_values(budget):
+def test_sparse_kernel_columns_hold_the_kernels_values(monkeypatch, budget):
     """Catches a sparse store that misplaces a non-zero's row, hands one column's values to
-    another slot, or serves a column past its budget from a slot it never filled: its products,
-    columns and squares would differ from the dense store's."""
+    another slot, serves a column past its budget from a slot it never filled, or skips a row
+    whose value is not 0 (a norm window too narrow, or one group's window taken for another's):
+    its products, columns and squares would differ from the dense store's. And one that computes
+    every value, the norms' bound unused."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 6)) + 20 * rng.normal(size=(24, 6))[np.arange(120) % 24]
-    kernel = KernelMatrix(X, 0.5)
+    kernel = KernelMatrix(X, 2.0)
     rows = rng.permutation(120)[:90]
+    monkeypatch.setattr(ato, "NORM_GROUP", 4)
     dense = ato.KernelColumns(kernel, rows, 120, 1 << 30)
-    sparse = ato.SparseKernelColumns(kernel, rows, 120, budget)
-    assert ato.kernel_density(kernel, rows) < ato.SPARSE_DENSITY
+    density = ato.kernel_density(kernel, rows)
+    assert density < ato.SPARSE_DENSITY
+    sparse = ato.SparseKernelColumns(kernel, rows, 120, budget, density=density)
+    computed = []
+    sparse.kernel = SimpleNamespace(gamma=kernel.gamma, sqnorm=kernel.sqnorm,
+                                    block=lambda r, c: computed.append(len(r) * len(c)) or kernel.block(r, c))
+    sparse._slots(rows)
+    assert sum(computed) < 0.5 * rows.size**2   # the 90 columns asked for, in one slab
     cols, coef = rng.permutation(120)[:70], rng.normal(size=70)
     some = rng.permutation(90)[:40]
     for row_pos in (None, some):

@@ -52,7 +52,8 @@ all at each of its iterations); columns that do not fit are recomputed in slabs 
 store would not hold every column and at most SPARSE_DENSITY of the kernel's values are
 non-zero (a Gaussian kernel close to the identity: float32 rounds exp(-gamma d^2) to 0 for all
 but near neighbours; raw MNIST with the paper's gamma has one non-zero a column), the store
-keeps the non-zeros alone, so that every column fits and each product costs its non-zeros.
+keeps the non-zeros alone, so that every column fits and each product costs its non-zeros; it
+computes only the values that the norms' bound | |x| - |z| | <= d leaves possibly non-zero.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit, prange
-from scipy.sparse import csc_matrix
+from scipy.sparse import coo_matrix, csc_matrix
 from scipy.sparse.linalg import LinearOperator, minres
 
 from ..kernel import blas_threads, gathered_times, mapped_array
@@ -77,6 +78,10 @@ SLAB_BYTES = 256 << 20
 # it is at most a quarter of the dense one's size. The density is probed on PROBE_COLUMNS.
 SPARSE_DENSITY = 1 / 8
 PROBE_COLUMNS = 256
+# exp(-t) rounds to 0 in float32 from t = 104 (half its smallest subnormal); past 110 it does so
+# with room for the rounding of gamma d^2.
+ZERO_EXPONENT = 110.0
+NORM_GROUP = 64
 MINRES_RTOL = 1e-10
 MINRES_MAXITER = 1000
 ZERO_STEP = 1e-12
@@ -113,21 +118,26 @@ class KernelColumns:
         self.values = mapped_array((rows.size, self.capacity))
         self.slot_of = np.full(kernel.n, -1, dtype=np.int64)   # by global index; -1: not stored
         self.used = 0
+        self.column_bytes = 4 * max(1, rows.size)   # what computing one column takes
 
     def _slots(self, cols: np.ndarray) -> np.ndarray:
         """Slots of ``cols`` in the store, computing and storing missing ones while room lasts."""
         missing = cols[self.slot_of[cols] < 0]
         _, first_seen = np.unique(missing, return_index=True)
         fit = missing[np.sort(first_seen)][: self.capacity - self.used]
-        chunk = max(1, SLAB_BYTES // (4 * max(1, self.rows.size)))
+        chunk = max(1, SLAB_BYTES // self.column_bytes)
         for start in range(0, fit.size, chunk):
             part = fit[start:start + chunk]
-            stored = self._keep(self.kernel.block(self.rows, part))
+            stored = self._keep(self._columns(part))
             self.slot_of[part[:stored]] = np.arange(self.used, self.used + stored)
             self.used += stored
             if stored < part.size:
                 break
         return self.slot_of[cols]
+
+    def _columns(self, cols: np.ndarray) -> np.ndarray:
+        """K(X', cols), to be stored."""
+        return self.kernel.block(self.rows, cols)
 
     def _keep(self, block: np.ndarray) -> int:
         """Store the columns of ``block`` in the next slots; how many of them were stored."""
@@ -184,12 +194,21 @@ class KernelColumns:
 
 class SparseKernelColumns(KernelColumns):
     """``KernelColumns`` that keeps the columns' non-zeros alone (compressed sparse columns), as
-    many columns as their non-zeros fit the byte budget."""
+    many columns as their non-zeros fit the byte budget.
 
-    def __init__(self, kernel, rows: np.ndarray, max_columns: int, budget_bytes: int):
+    Only the values that can be non-zero are computed. A Gaussian kernel value is 0 in float32
+    once gamma d^2 passes ZERO_EXPONENT, and d >= | |x| - |z| |, so a column's candidate rows
+    are those whose norm lies within sqrt(ZERO_EXPONENT / gamma) of its own: columns are taken
+    NORM_GROUP at a time in the order of their norms, each group against the rows in its window.
+    """
+
+    def __init__(self, kernel, rows: np.ndarray, max_columns: int, budget_bytes: int, *, density: float):
         self.kernel = kernel
         self.rows = rows
         self.capacity = int(max_columns)
+        # a non-zero's row, column and value while a slab is assembled; the more columns a slab
+        # takes, the closer the norms of each group and the narrower its window
+        self.column_bytes = 20 * max(1, int(density * rows.size))
         room = budget_bytes // 8
         index = np.int32 if max(room, rows.size) < 2**31 else np.int64
         self.data = mapped_array((room,), np.float32)
@@ -197,9 +216,30 @@ class SparseKernelColumns(KernelColumns):
         self.indptr = np.zeros(self.capacity + 1, dtype=index)
         self.slot_of = np.full(kernel.n, -1, dtype=np.int64)
         self.used = 0
+        norms = np.sqrt(kernel.sqnorm[rows])
+        self.by_norm = np.argsort(norms, kind="stable")
+        self.sorted_norms = norms[self.by_norm]
 
-    def _keep(self, block: np.ndarray) -> int:
-        sparse = csc_matrix(block)
+    def _columns(self, cols: np.ndarray) -> coo_matrix:
+        radius = np.sqrt(ZERO_EXPONENT / self.kernel.gamma)
+        norms = np.sqrt(self.kernel.sqnorm[cols])
+        order = np.argsort(norms, kind="stable")
+        at, of, values = [], [], []
+        for start in range(0, cols.size, NORM_GROUP):
+            group = order[start:start + NORM_GROUP]
+            lo = np.searchsorted(self.sorted_norms, norms[group[0]] - radius)
+            hi = np.searchsorted(self.sorted_norms, norms[group[-1]] + radius, side="right")
+            near = self.by_norm[lo:hi]
+            block = self.kernel.block(self.rows[near], cols[group])
+            r, c = np.nonzero(block)
+            at.append(near[r])
+            of.append(group[c])
+            values.append(block[r, c])
+        return coo_matrix((np.concatenate(values), (np.concatenate(at), np.concatenate(of))),
+                          shape=(self.rows.size, cols.size))
+
+    def _keep(self, block: coo_matrix) -> int:
+        sparse = block.tocsc()
         start = int(self.indptr[self.used])
         ends = start + sparse.indptr[1:].astype(np.int64)
         stored = int(np.searchsorted(ends, self.data.size, side="right"))
@@ -231,8 +271,10 @@ class SparseKernelColumns(KernelColumns):
 def kernel_columns(kernel, rows: np.ndarray, max_columns: int) -> KernelColumns:
     """The column store over ``rows`` for up to ``max_columns`` columns: dense, but where it
     would not hold them all and the kernel's values are mostly zeros (``kernel_density``)."""
-    if 4 * rows.size * max_columns > COLUMN_CACHE_BYTES and kernel_density(kernel, rows) <= SPARSE_DENSITY:
-        return SparseKernelColumns(kernel, rows, max_columns, COLUMN_CACHE_BYTES)
+    if 4 * rows.size * max_columns > COLUMN_CACHE_BYTES:
+        density = kernel_density(kernel, rows)
+        if density <= SPARSE_DENSITY:
+            return SparseKernelColumns(kernel, rows, max_columns, COLUMN_CACHE_BYTES, density=density)
     return KernelColumns(kernel, rows, max_columns, COLUMN_CACHE_BYTES)
 
 
