@@ -390,8 +390,8 @@ class RoundCost:
 # row is computed anew and a round grows about as n^2.2. Adult's and Webdata's cache rounds are those of
 # kernel rows kept as bit sets (their features are binary). ATO's Adult and Webdata rounds are the mean
 # seeded round of a full k = 10 run on 2 threads (a timed job takes every core); MNIST's is estimated at full
-# size: its seed measured (the kernel values of its sparse column store, 423 s), SMO's 51,075 iterations after
-# it at the rate of MIR's measured round in cache mode, 3,171 s in all.
+# size: its seed measured (74 s, nearly all of it the kernel values of its sparse column store), SMO's 51,075
+# iterations after it at the rate of MIR's measured round in cache mode, 2,822 s in all.
 # loo_seeded is the top of the mean seeded leave-one-out rounds of the runs published from cfe322fb03
 # (Adult: AVG 0.21, TOP 0.07, MIR and SIR 0.44 of the cold round; Webdata: AVG 0.21, the others under 0.01),
 # rounded up;
@@ -403,7 +403,7 @@ COSTS = {
                        loo_seeded={"avg": 0.25, "top": 0.1, "mir": 0.45, "sir": 0.45}),
     "webdata": RoundCost(44774, 2.39, libsvm=1080.0, cache=240.0, auto=79.0, gram=36.0, ato=272.0, mir=84.0,
                          loo_seeded={"avg": 0.25, "top": 0.01, "mir": 0.01, "sir": 0.01}),
-    "mnist": RoundCost(7200, 2.2, libsvm=140.0, cache=80.0, auto=1.1, gram=1.9, ato=38.0, mir=17.0),
+    "mnist": RoundCost(7200, 2.2, libsvm=140.0, cache=80.0, auto=1.1, gram=1.9, ato=34.0, mir=17.0),
 }
 # The informative study's datasets are the paper's with other features (svm-scale) but the same
 # instances: planned at the paper's figures, not measured apart.
