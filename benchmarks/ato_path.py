@@ -37,7 +37,7 @@ from common import ROOT, load_case, write_csv
 # function's name and file.
 PARTS = [
     ("kernel_values_s", "matrix.py", "block", True),
-    ("store_writes_s", "ato.py", "_keep", True),
+    ("store_writes_s", "ato.py", "_store", False),
     ("gather_K_MM_s", "ato.py", "_stored_square", True),
     ("factor_K_MM_s", "cholesky.py", "pivoted_factor", True),
     ("products_s", "ato.py", "_stored_times", True),

@@ -381,7 +381,7 @@ def test_the_norm_band_computes_every_value_float32_does_not_round_to_zero(monke
     X = np.column_stack([rng.permutation(300), rng.integers(0, 3, size=300)]).astype(np.float64)
     sq = squared_norms(X)
     gamma = 1.0
-    order, tiles = gram.norm_band(sq, gamma)
+    order, tiles = gram.norm_band(sq, gamma, X.shape[1])
     assert sum((a1 - a0) * (b1 - a0) for a0, a1, b1 in tiles) < 0.25 * 300 * 300 / 2
     expected = kernel_block(X, sq, gamma, np.arange(300), np.arange(300), dense_rows())
     assert np.count_nonzero((expected > 0) & (expected < np.finfo(np.float32).tiny)) > 100

@@ -362,8 +362,7 @@ def test_ato_sparse_column_store_gives_the_dense_stores_path(monkeypatch, factor
     sparse = ato.follow_path(ctx, layout(ctx))
     [store] = stores
     assert isinstance(store, ato.SparseKernelColumns)
-    # full: less room left than one column may take
-    full = store.data.size - int(store.indptr[store.used]) < store.rows.size
+    full = store.capacity == store.used
     assert full == (cache_bytes == SPARSE_SOME)
     if factor_bytes:
         assert_same_path(sparse, dense, C)
@@ -385,9 +384,8 @@ def test_sparse_kernel_columns_hold_the_kernels_values(monkeypatch, budget):
     rows = rng.permutation(120)[:90]
     monkeypatch.setattr(ato, "NORM_GROUP", 4)
     dense = ato.KernelColumns(kernel, rows, 120, 1 << 30)
-    density = ato.kernel_density(kernel, rows)
-    assert density < ato.SPARSE_DENSITY
-    sparse = ato.SparseKernelColumns(kernel, rows, 120, budget, density=density)
+    assert ato.kernel_density(kernel, rows) < ato.SPARSE_STORE_DENSITY
+    sparse = ato.SparseKernelColumns(kernel, rows, 120, budget)
     computed = []
     sparse.kernel = SimpleNamespace(gamma=kernel.gamma, sqnorm=kernel.sqnorm,
                                     block=lambda r, c: computed.append(len(r) * len(c)) or kernel.block(r, c))
@@ -404,13 +402,37 @@ def test_sparse_kernel_columns_hold_the_kernels_values(monkeypatch, budget):
     np.testing.assert_array_equal(sparse.square(some, np.empty((40, 40))), dense.square(some, np.empty((40, 40))))
 
 
+def test_sparse_kernel_columns_keep_the_values_at_the_edge_of_the_norms_reach(monkeypatch):
+    """The sparse store computes only the rows within reach of a column's norm. Here the first
+    feature is 0..299 in shuffled order, so pairs 10 apart in it store e**-100 or so (a float32
+    subnormal) and pairs 11 apart 0.0. Catches a reach narrower than sqrt(105 / gamma) (those
+    subnormals lost), a group's window ending at its first column's reach instead of its last's
+    (groups of 16 here), and a non-zero stored at its row in the norms' order instead of X''s."""
+    monkeypatch.setattr(ato, "NORM_GROUP", 16)
+    rng = np.random.default_rng(12)
+    X = np.column_stack([rng.permutation(300), rng.integers(0, 3, size=300)]).astype(np.float64)
+    kernel = KernelMatrix(X, 1.0)
+    rows = rng.permutation(300)[:250]
+    dense = ato.KernelColumns(kernel, rows, 300, 1 << 30)
+    sparse = ato.SparseKernelColumns(kernel, rows, 300, 1 << 30)
+    sparse._slots(np.arange(300))
+    assert sparse.used == 300
+    subnormal = 0
+    for pos in range(250):
+        column = dense.column(pos)
+        np.testing.assert_array_equal(sparse.column(pos), column)
+        subnormal += np.count_nonzero((column > 0) & (column < np.finfo(np.float32).tiny))
+    assert subnormal > 50
+
+
 @pytest.mark.parametrize("clusters, cache_bytes, sparse", [(40, SPARSE_ALL, True), (40, 1 << 30, False),
-                                                         (0, SPARSE_ALL, False)])
+                                                         (3, SPARSE_ALL, False), (0, SPARSE_ALL, False)])
 def test_the_column_store_is_sparse_only_where_the_dense_one_falls_short_on_a_sparse_kernel(
         monkeypatch, clusters, cache_bytes, sparse):
     """Catches the sparse store taken where the dense one holds every column (the paths that
-    fit, Adult's and the small problems', would change) or on a kernel that is mostly non-zero
-    (twice the dense store's bytes), or not taken where it is the store that fits."""
+    fit, Adult's and the small problems', would change) or on a kernel a third non-zero or more
+    (Webdata's: two thirds of the dense store's bytes or more), or not taken where it is the store
+    that fits."""
     ctx, _, _ = many_free_problem(clusters=clusters)
     rows = ctx.next_index
     monkeypatch.setattr(ato, "COLUMN_CACHE_BYTES", cache_bytes)

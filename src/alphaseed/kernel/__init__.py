@@ -13,7 +13,7 @@ missing rows come from), ``matrix`` (``KernelMatrix`` and the memory budget).
 
 from ..jit_cache import discard_stale_package_code
 from .blas import blas_dots, blas_threads
-from .gram import mapped_array
+from .gram import mapped_array, norm_reach
 from .matrix import (
     KERNEL_MODES,
     LIBSVM_CACHE_MB,
@@ -58,7 +58,8 @@ from .threads import chain_threads, concurrent_launches_are_safe, finished_futur
 from .values import CompactRows, blas_dots_are_exact, dense_features, squared_norms, takes_bit_sets
 
 # The public API; the row cache and row source names above are the solver's interface to the
-# kernel, and mapped_array the seeders' large buffers, imported from here but not part of the API.
+# kernel, mapped_array the seeders' large buffers and norm_reach their sparse kernel columns, imported
+# from here but not part of the API.
 __all__ = [
     "KERNEL_MODES", "KernelMatrix", "default_memory_budget", "dots_fit_beside_gram", "gram_bytes",
     "memory_mb", "prefaulted_gram", "resolve_mode", "threads_may_share", "shared_dots", "blas_dots",

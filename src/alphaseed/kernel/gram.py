@@ -183,14 +183,27 @@ GRAM_BAND_TILE_ROWS = 512
 GRAM_BAND_SLACK = 1e-6
 
 
-def norm_band(sqnorm, gamma):
+def norm_reach(gamma: float, max_sqnorm: float, dim: int) -> float:
+    """The largest | ||x|| - ||z|| | at which a stored kernel value may be non-zero, for data of
+    ``dim`` features whose squared norms are at most ``max_sqnorm``.
+
+    The distance is computed as ||x||^2 + ||z||^2 - 2 x.z from sums over the features, which fall
+    short of the true one by at most 4 (dim + 2) u max_sqnorm each (u = 2**-53, the error bound of
+    any order of summation): far below the margin FLOAT32_ZERO_EXPONENT keeps on ordinary data,
+    but not where the features carry a large offset.
+    """
+    rounding = 16.0 * (dim + 2) * UNIT_ROUNDOFF * max_sqnorm
+    return np.sqrt(FLOAT32_ZERO_EXPONENT / gamma + rounding) * (1.0 + GRAM_BAND_SLACK)
+
+
+def norm_band(sqnorm, gamma, dim):
     """(order, tiles): rows by increasing norm, and tiles (a0, a1, b1) whose sorted rows a0..a1
     against sorted columns a0..b1 cover every pair that may store a non-zero value; None where
     they exceed GRAM_BAND_MAX_SHARE of the triangle."""
     n = sqnorm.shape[0]
     order = np.argsort(sqnorm, kind="stable")
     norms = np.sqrt(sqnorm[order])
-    width = np.sqrt(FLOAT32_ZERO_EXPONENT / gamma) * (1.0 + GRAM_BAND_SLACK)
+    width = norm_reach(gamma, float(sqnorm.max(initial=0.0)), dim)
     reach = np.searchsorted(norms, norms + width, side="right")
     tiles = [(a0, min(n, a0 + GRAM_BAND_TILE_ROWS), int(reach[min(n, a0 + GRAM_BAND_TILE_ROWS) - 1]))
              for a0 in range(0, n, GRAM_BAND_TILE_ROWS)]
@@ -278,7 +291,7 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
     # Dense rows that are not exact for BLAS still take its products, certified value by value.
     certify = not use_blas and not by_distance and X.shape[1] > 0
     norms = np.sqrt(sqnorm)
-    band = norm_band(sqnorm, gamma) if use_blas and not by_distance and dots is None else None
+    band = norm_band(sqnorm, gamma, X.shape[1]) if use_blas and not by_distance and dots is None else None
     if band is not None:
         order, tiles = band
         _zero_rows(K)

@@ -49,7 +49,7 @@ factor, so only the one set change is new). Columns K(X', j) are cached in a flo
 at most COLUMN_CACHE_BYTES (8 GiB: every column Webdata's path reads, where MINRES reads them
 all at each of its iterations); columns that do not fit are recomputed in slabs of at most
 256 MiB whenever they are needed, so memory stays bounded at the price of time. Where the dense
-store would not hold every column and at most SPARSE_DENSITY of the kernel's values are
+store would not hold every column and at most SPARSE_STORE_DENSITY of the kernel's values are
 non-zero (a Gaussian kernel close to the identity: float32 rounds exp(-gamma d^2) to 0 for all
 but near neighbours; raw MNIST with the paper's gamma has one non-zero a column), the store
 keeps the non-zeros alone, so that every column fits and each product costs its non-zeros; it
@@ -62,10 +62,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit, prange
-from scipy.sparse import coo_matrix, csc_matrix
+from scipy.sparse import csc_matrix
 from scipy.sparse.linalg import LinearOperator, minres
 
-from ..kernel import blas_threads, gathered_times, mapped_array
+from ..kernel import blas_threads, gathered_times, mapped_array, norm_reach
 from ..solver import DEPENDENT, grow, pivoted_factor, shrink, solve_pair
 from .adjust import adjust_added
 from .context import SeedContext, carry_shared, kernel_matvec, layout
@@ -76,11 +76,10 @@ COLUMN_CACHE_BYTES = 8 << 30
 SLAB_BYTES = 256 << 20
 # The sparse store takes 8 bytes a non-zero against the dense store's 4 a value: kept only where
 # it is at most a quarter of the dense one's size. The density is probed on PROBE_COLUMNS.
-SPARSE_DENSITY = 1 / 8
+SPARSE_STORE_DENSITY = 1 / 8
 PROBE_COLUMNS = 256
-# exp(-t) rounds to 0 in float32 from t = 104 (half its smallest subnormal); past 110 it does so
-# with room for the rounding of gamma d^2.
-ZERO_EXPONENT = 110.0
+# Columns of the sparse store computed together against the rows within reach of their norms:
+# the group's spread of norms widens its window, its size the calls to the kernel.
 NORM_GROUP = 64
 MINRES_RTOL = 1e-10
 MINRES_MAXITER = 1000
@@ -114,35 +113,36 @@ class KernelColumns:
     def __init__(self, kernel, rows: np.ndarray, max_columns: int, budget_bytes: int):
         self.kernel = kernel
         self.rows = rows
-        self.capacity = int(min(max_columns, budget_bytes // (4 * max(1, rows.size))))
-        self.values = mapped_array((rows.size, self.capacity))
         self.slot_of = np.full(kernel.n, -1, dtype=np.int64)   # by global index; -1: not stored
         self.used = 0
-        self.column_bytes = 4 * max(1, rows.size)   # what computing one column takes
+        self.capacity = self._allocate(int(max_columns), budget_bytes)
+
+    def _allocate(self, max_columns: int, budget_bytes: int) -> int:
+        """Take the store's memory; the columns it may hold."""
+        capacity = min(max_columns, budget_bytes // (4 * max(1, self.rows.size)))
+        self.values = mapped_array((self.rows.size, capacity))
+        self.slab_columns = max(1, SLAB_BYTES // (4 * max(1, self.rows.size)))
+        return capacity
 
     def _slots(self, cols: np.ndarray) -> np.ndarray:
         """Slots of ``cols`` in the store, computing and storing missing ones while room lasts."""
         missing = cols[self.slot_of[cols] < 0]
         _, first_seen = np.unique(missing, return_index=True)
         fit = missing[np.sort(first_seen)][: self.capacity - self.used]
-        chunk = max(1, SLAB_BYTES // self.column_bytes)
-        for start in range(0, fit.size, chunk):
-            part = fit[start:start + chunk]
-            stored = self._keep(self._columns(part))
-            self.slot_of[part[:stored]] = np.arange(self.used, self.used + stored)
-            self.used += stored
-            if stored < part.size:
+        for start in range(0, fit.size, self.slab_columns):
+            part = fit[start:start + self.slab_columns]
+            stored = self._store(part)
+            self.slot_of[stored] = np.arange(self.used, self.used + stored.size)
+            self.used += stored.size
+            if stored.size < part.size:
+                self.capacity = self.used   # full: no column is computed again to be turned away
                 break
         return self.slot_of[cols]
 
-    def _columns(self, cols: np.ndarray) -> np.ndarray:
-        """K(X', cols), to be stored."""
-        return self.kernel.block(self.rows, cols)
-
-    def _keep(self, block: np.ndarray) -> int:
-        """Store the columns of ``block`` in the next slots; how many of them were stored."""
-        self.values[:, self.used:self.used + block.shape[1]] = block
-        return block.shape[1]
+    def _store(self, cols: np.ndarray) -> np.ndarray:
+        """Compute columns ``cols`` into the next slots; those stored, in slot order."""
+        self.values[:, self.used:self.used + cols.size] = self.kernel.block(self.rows, cols)
+        return cols
 
     def _stored_times(self, target: np.ndarray, slots: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """The stored columns ``slots`` times ``coef``, at the rows ``target``."""
@@ -196,58 +196,49 @@ class SparseKernelColumns(KernelColumns):
     """``KernelColumns`` that keeps the columns' non-zeros alone (compressed sparse columns), as
     many columns as their non-zeros fit the byte budget.
 
-    Only the values that can be non-zero are computed. A Gaussian kernel value is 0 in float32
-    once gamma d^2 passes ZERO_EXPONENT, and d >= | |x| - |z| |, so a column's candidate rows
-    are those whose norm lies within sqrt(ZERO_EXPONENT / gamma) of its own: columns are taken
-    NORM_GROUP at a time in the order of their norms, each group against the rows in its window.
+    Only the values that can be non-zero are computed: ||x - z|| >= | ||x|| - ||z|| |, so a
+    column's value is 0 at every row whose norm lies farther than ``norm_reach`` from its own.
+    Columns are taken NORM_GROUP at a time in the order of their norms, each group against the
+    rows within reach of it, and stored group by group while their non-zeros fit.
     """
 
-    def __init__(self, kernel, rows: np.ndarray, max_columns: int, budget_bytes: int, *, density: float):
-        self.kernel = kernel
-        self.rows = rows
-        self.capacity = int(max_columns)
-        # a non-zero's row, column and value while a slab is assembled; the more columns a slab
-        # takes, the closer the norms of each group and the narrower its window
-        self.column_bytes = 20 * max(1, int(density * rows.size))
-        room = budget_bytes // 8
-        index = np.int32 if max(room, rows.size) < 2**31 else np.int64
+    def _allocate(self, max_columns: int, budget_bytes: int) -> int:
+        index_dtype = np.int32 if max(budget_bytes // 8, self.rows.size) < 2**31 else np.int64
+        room = budget_bytes // (4 + np.dtype(index_dtype).itemsize)
         self.data = mapped_array((room,), np.float32)
-        self.indices = mapped_array((room,), index)
-        self.indptr = np.zeros(self.capacity + 1, dtype=index)
-        self.slot_of = np.full(kernel.n, -1, dtype=np.int64)
-        self.used = 0
-        norms = np.sqrt(kernel.sqnorm[rows])
+        self.indices = mapped_array((room,), index_dtype)
+        self.indptr = np.zeros(max_columns + 1, dtype=index_dtype)
+        sqnorm = self.kernel.sqnorm
+        norms = np.sqrt(sqnorm[self.rows])
         self.by_norm = np.argsort(norms, kind="stable")
         self.sorted_norms = norms[self.by_norm]
+        self.reach = norm_reach(self.kernel.gamma, float(sqnorm.max(initial=0.0)), self.kernel.X.shape[1])
+        # one slab: a group's block is what takes memory, and the more columns sorted together,
+        # the closer the norms of each group
+        self.slab_columns = max_columns
+        return max_columns
 
-    def _columns(self, cols: np.ndarray) -> coo_matrix:
-        radius = np.sqrt(ZERO_EXPONENT / self.kernel.gamma)
+    def _store(self, cols: np.ndarray) -> np.ndarray:
         norms = np.sqrt(self.kernel.sqnorm[cols])
         order = np.argsort(norms, kind="stable")
-        at, of, values = [], [], []
+        done = 0
         for start in range(0, cols.size, NORM_GROUP):
             group = order[start:start + NORM_GROUP]
-            lo = np.searchsorted(self.sorted_norms, norms[group[0]] - radius)
-            hi = np.searchsorted(self.sorted_norms, norms[group[-1]] + radius, side="right")
+            lo = np.searchsorted(self.sorted_norms, norms[group[0]] - self.reach)
+            hi = np.searchsorted(self.sorted_norms, norms[group[-1]] + self.reach, side="right")
             near = self.by_norm[lo:hi]
-            block = self.kernel.block(self.rows[near], cols[group])
-            r, c = np.nonzero(block)
-            at.append(near[r])
-            of.append(group[c])
-            values.append(block[r, c])
-        return coo_matrix((np.concatenate(values), (np.concatenate(at), np.concatenate(of))),
-                          shape=(self.rows.size, cols.size))
-
-    def _keep(self, block: coo_matrix) -> int:
-        sparse = block.tocsc()
-        start = int(self.indptr[self.used])
-        ends = start + sparse.indptr[1:].astype(np.int64)
-        stored = int(np.searchsorted(ends, self.data.size, side="right"))
-        taken = int(sparse.indptr[stored])   # the non-zeros of the first ``stored`` columns
-        self.data[start:start + taken] = sparse.data[:taken]
-        self.indices[start:start + taken] = sparse.indices[:taken]
-        self.indptr[self.used + 1:self.used + 1 + stored] = ends[:stored]
-        return stored
+            # transposed, so that np.nonzero lists the non-zeros column by column
+            values = self.kernel.block(self.rows[near], cols[group]).T
+            col_pos, row_pos = np.nonzero(values)
+            first = int(self.indptr[self.used + done])
+            if first + col_pos.size > self.data.size:
+                break
+            self.data[first:first + col_pos.size] = values[col_pos, row_pos]
+            self.indices[first:first + col_pos.size] = near[row_pos]
+            counts = np.bincount(col_pos, minlength=group.size)
+            self.indptr[self.used + done + 1:self.used + done + 1 + group.size] = first + np.cumsum(counts)
+            done += group.size
+        return cols[order[:done]]
 
     def _view(self) -> csc_matrix:
         """The stored columns as one sparse matrix, over the store's buffers (no copy)."""
@@ -271,10 +262,8 @@ class SparseKernelColumns(KernelColumns):
 def kernel_columns(kernel, rows: np.ndarray, max_columns: int) -> KernelColumns:
     """The column store over ``rows`` for up to ``max_columns`` columns: dense, but where it
     would not hold them all and the kernel's values are mostly zeros (``kernel_density``)."""
-    if 4 * rows.size * max_columns > COLUMN_CACHE_BYTES:
-        density = kernel_density(kernel, rows)
-        if density <= SPARSE_DENSITY:
-            return SparseKernelColumns(kernel, rows, max_columns, COLUMN_CACHE_BYTES, density=density)
+    if 4 * rows.size * max_columns > COLUMN_CACHE_BYTES and kernel_density(kernel, rows) <= SPARSE_STORE_DENSITY:
+        return SparseKernelColumns(kernel, rows, max_columns, COLUMN_CACHE_BYTES)
     return KernelColumns(kernel, rows, max_columns, COLUMN_CACHE_BYTES)
 
 
