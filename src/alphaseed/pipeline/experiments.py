@@ -390,8 +390,8 @@ class RoundCost:
 # row is computed anew and a round grows about as n^2.2. Adult's and Webdata's cache rounds are those of
 # kernel rows kept as bit sets (their features are binary). ATO's Adult and Webdata rounds are the mean
 # seeded round of a full k = 10 run on 2 threads (a timed job takes every core); MNIST's is estimated at full
-# size: its seed measured (74 s, nearly all of it the kernel values of its sparse column store), SMO's 51,075
-# iterations after it at the rate of MIR's measured round in cache mode, 2,822 s in all.
+# size: its seed measured (82 s), SMO's 51,075 iterations after it at the rate of MIR's measured round in cache
+# mode, 2,830 s in all (34.0 at 7,200, rounded up).
 # loo_seeded is the top of the mean seeded leave-one-out rounds of the runs published from cfe322fb03
 # (Adult: AVG 0.21, TOP 0.07, MIR and SIR 0.44 of the cold round; Webdata: AVG 0.21, the others under 0.01),
 # rounded up;
