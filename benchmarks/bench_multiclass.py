@@ -50,9 +50,11 @@ WARM_MEMORY_SHARE = 0.9
 
 
 def warm_memory() -> tuple[float, float]:
-    """Touch WARM_MEMORY_SHARE of the available memory once and free it: (GB, seconds)."""
-    available = next(int(line.split()[1]) * 1024 for line in Path("/proc/meminfo").read_text().splitlines()
-                     if line.startswith("MemAvailable:"))
+    """Touch WARM_MEMORY_SHARE of the available memory once and free it: (GB, seconds); nothing
+    where the system does not say what is available (Linux's /proc/meminfo)."""
+    meminfo = Path("/proc/meminfo")
+    lines = meminfo.read_text().splitlines() if meminfo.exists() else []
+    available = next((int(line.split()[1]) * 1024 for line in lines if line.startswith("MemAvailable:")), 0)
     start = time.perf_counter()
     pages = np.empty(int(WARM_MEMORY_SHARE * available), dtype=np.uint8)
     pages[::4096] = 0
