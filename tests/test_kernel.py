@@ -442,6 +442,41 @@ def test_gathered_times_sums_each_row_in_column_order(n_rows):
     np.testing.assert_array_equal(products.gathered_times(K, rows, cols, weights), expected)
 
 
+def test_gathered_sums_give_each_model_its_own_gathered_times():
+    """Several models over the same rows, against each model summed alone, bit for bit. Would
+    catch a model summed over its neighbour's columns or weights (an off-by-one in ``starts``),
+    a model with no column given another's sums, or the models' sums written to each other's
+    places."""
+    rng = np.random.default_rng(12)
+    K = rng.random((9, 40)).astype(np.float32)
+    rows = rng.permutation(9)[:6]
+    models = [rng.permutation(40)[:size] for size in (17, 0, 1, 30)]
+    weights = [rng.normal(size=(cols.size, 2)) for cols in models]
+    starts = np.cumsum([0] + [cols.size for cols in models])
+    sums = products.gathered_sums(K, rows, np.concatenate(models), starts, np.concatenate(weights))
+    for p, (cols, w) in enumerate(zip(models, weights)):
+        np.testing.assert_array_equal(sums[:, p, :], products.gathered_times(K, rows, cols, w))
+
+
+def test_decision_signs_of_several_models_are_each_models_own(problem):
+    """The pairs of classes of a test fold predicted in one call, against each predicted alone,
+    in the Gram and in row-cache modes. Would catch a model's uncertain rows re-summed with
+    another model's columns, weights or offset, or its signs written to another's column."""
+    X, _ = problem
+    rng = np.random.default_rng(13)
+    rows = np.arange(0, 400, 3)
+    models = [(np.sort(rng.permutation(400)[:size]), rng.normal(size=size), offset)
+              for size, offset in ((150, 0.1), (40, -0.2), (220, 0.0))]
+    for mode in ("gram", "cache"):
+        km = KernelMatrix(X, 1e-4, mode=mode, memory_budget=1 << 30)
+        together = km.decision_signs(rows, models)
+        assert together.shape == (rows.size, len(models))
+        for p, model in enumerate(models):
+            np.testing.assert_array_equal(together[:, p], km.decision_signs(rows, [model])[:, 0])
+            np.testing.assert_array_equal(
+                together[:, p], np.where(km.times_float64(rows, model[0], model[1]) - model[2] > 0, 1, -1))
+
+
 @pytest.mark.parametrize("cache_bytes", [1 << 20, 2 * 4 * 29])  # all rows, or two at a time
 # 29 free: the walk over inactive rows; 5, 6 and 7: over free rows, their last group of four
 # one, two or three short. 47 active leaves 3 inactive: chunks of one and two rows.
@@ -637,8 +672,8 @@ def test_gram_prediction_gives_the_double_precision_signs_even_at_zero(problem):
         exact = gram.times_float64(rows, cols, weights)[0]
         for offset in (exact, np.nextafter(exact, np.inf), np.nextafter(exact, -np.inf), 0.0):
             expected = np.where(cache.times_float64(rows, cols, weights) - offset > 0, 1, -1)
-            np.testing.assert_array_equal(gram.decision_signs(rows, cols, weights, offset), expected)
-            np.testing.assert_array_equal(cache.decision_signs(rows, cols, weights, offset), expected)
+            np.testing.assert_array_equal(gram.decision_signs(rows, [(cols, weights, offset)])[:, 0], expected)
+            np.testing.assert_array_equal(cache.decision_signs(rows, [(cols, weights, offset)])[:, 0], expected)
 
 
 def test_gram_prediction_resums_in_double_only_the_slabs_of_uncertain_rows(problem, monkeypatch):
@@ -660,7 +695,7 @@ def test_gram_prediction_resums_in_double_only_the_slabs_of_uncertain_rows(probl
     summed = []
     in_double = gram.times_float64
     monkeypatch.setattr(gram, "times_float64", lambda r, c, w: summed.append(r) or in_double(r, c, w))
-    np.testing.assert_array_equal(gram.decision_signs(rows, cols, weights, offset),
+    np.testing.assert_array_equal(gram.decision_signs(rows, [(cols, weights, offset)])[:, 0],
                                   np.where(exact - offset > 0, 1, -1))
     assert 0 < sum(part.size for part in summed) < rows.size
     for part in summed:

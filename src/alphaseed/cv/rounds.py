@@ -53,8 +53,9 @@ class Round:
     ----------
     solution : SolveResult
         The solver's solution on the training set.
-    predicted : ndarray
-        The test set's predicted labels (int8, +-1, LibSVM's rule).
+    predicted : ndarray or None
+        The test set's predicted labels (int8, +-1, LibSVM's rule); None where ``run_round`` was
+        asked not to predict.
     seconds : RoundSeconds
         Where the round's time went.
     decision_values : ndarray or None
@@ -69,7 +70,7 @@ class Round:
 
 def run_round(kernel: KernelMatrix, y: np.ndarray, split: tuple, C, *, options: SolverOptions,
               seeder=None, previous: tuple | None = None, start: tuple | None = None,
-              decision_values: bool = False) -> Round:
+              decision_values: bool = False, predict: bool = True) -> Round:
     """Train on one split's training set and predict its test set.
 
     Parameters
@@ -95,6 +96,9 @@ def run_round(kernel: KernelMatrix, y: np.ndarray, split: tuple, C, *, options: 
     decision_values : bool, default False
         Keep the test set's decision values (in double precision; Platt scaling fits them), not
         only their signs.
+    predict : bool, default True
+        Predict the test set; False leaves that to the caller (the grid search predicts a test
+        fold's pairs of classes together, ``KernelMatrix.decision_signs``).
 
     Returns
     -------
@@ -119,12 +123,14 @@ def run_round(kernel: KernelMatrix, y: np.ndarray, split: tuple, C, *, options: 
     # does for LibSVM.
     seconds.gradient_init = solution.seconds_gradient_init
     seconds.train = time.perf_counter() - clock - solution.seconds_gradient_init
+    if not predict:
+        return Round(solution, None, seconds)
     clock = time.perf_counter()
     support, coef = support_coefficients(y, train, solution.alpha)
     if decision_values:
         values = kernel.times_float64(test, support, coef) - solution.rho
         predicted = np.where(values > 0, 1, -1).astype(np.int8)
     else:
-        values, predicted = None, kernel.decision_signs(test, support, coef, solution.rho)
+        values, predicted = None, kernel.decision_signs(test, [(support, coef, solution.rho)])[:, 0]
     seconds.predict = time.perf_counter() - clock
     return Round(solution, predicted, seconds, values)

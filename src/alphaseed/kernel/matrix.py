@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from ..errors import SolverInputError
 from .gram import dot_matrix, gram_matrix, new_gram
-from .products import ExactKernel, cross_slab_rows, gathered_times, kernel_cross_times
+from .products import ExactKernel, cross_slab_rows, gathered_sums, gathered_times, kernel_cross_times
 from .row_source import compute_source, gram_source, shared_block, shared_source
 from .values import blas_dots_are_exact, compact_rows, dense_features, kernel_block, squared_norms, takes_bit_sets
 
@@ -406,53 +406,61 @@ class KernelMatrix:
                                                          every_col, columns)
         return out.reshape((rows.size,) + weights.shape[1:])
 
-    def decision_signs(self, rows, cols, weights, offset: float) -> np.ndarray:
-        """The sign of K[rows][:, cols] @ weights - offset, bit for bit as LibSVM predicts it.
+    def decision_signs(self, rows, models) -> np.ndarray:
+        """The sign of K[rows][:, cols] @ weights - offset of each model, bit for bit as LibSVM
+        predicts it.
 
         +1 where the sum is > 0, else -1, with K in double precision as ``times_float64``.
 
         With a Gram matrix, the sums are first taken over its float32 values, which already
         hold every test-versus-train value: a round's prediction then reads memory instead of
-        recomputing n_test x n_sv kernel values. A sign taken from float32 values is kept only
-        where it is certain: the float32 values differ from the double ones by at most
-        ``FLOAT32_SIGN_SLACK`` of their sum of ``|weight| x K``, and each double sum by len(cols) + 2
-        rounding units. Where a row's sum lies within that of zero, its slab of rows
-        (``cross_slab_rows``) is summed in double precision whole, as ``times_float64`` over every
-        row would sum it: the double sums' last bits depend on the rows BLAS multiplies together,
-        so re-summing the uncertain row alone could flip a sign that is within a rounding unit of
-        zero.
+        recomputing n_test x n_sv kernel values, and the models' sums over a few rows are taken
+        together (``gathered_sums``), so that the pairs of classes predicting one test fold read
+        each of its rows once. A sign taken from float32 values is kept only where it is certain:
+        the float32 values differ from the double ones by at most ``FLOAT32_SIGN_SLACK`` of their
+        sum of ``|weight| x K``, and each double sum by len(cols) + 2 rounding units. Where a
+        row's sum lies within that of zero, its slab of rows (``cross_slab_rows``) is summed in
+        double precision whole, as ``times_float64`` over every row would sum it: the double
+        sums' last bits depend on the rows BLAS multiplies together, so re-summing the uncertain
+        row alone could flip a sign that is within a rounding unit of zero.
 
         Parameters
         ----------
-        rows, cols : array-like of int
-            Global instance indices (in prediction, the test instances and the support vectors).
-        weights : array-like
-            A vector aligned with ``cols`` (in prediction, y_j alpha_j).
-        offset : float
-            Subtracted from each sum (in prediction, rho).
+        rows : array-like of int
+            Global instance indices (in prediction, the test instances).
+        models : sequence of tuple
+            ``(cols, weights, offset)`` of each model: global instance indices (the support
+            vectors), a weight per column (y_j alpha_j) and the value subtracted from each sum
+            (rho).
 
         Returns
         -------
         ndarray
-            +1 or -1 (int8) per row.
+            +1 or -1 (int8), one row per row and one column per model.
         """
         rows = np.ascontiguousarray(rows, dtype=np.int64)
-        cols = np.ascontiguousarray(cols, dtype=np.int64)
-        weights = np.asarray(weights, dtype=np.float64)
+        models = [(np.ascontiguousarray(cols, dtype=np.int64), np.asarray(weights, dtype=np.float64), float(offset))
+                  for cols, weights, offset in models]
+        decision = np.empty((rows.size, len(models)))
         if self.gram is None:
-            decision = self.times_float64(rows, cols, weights) - offset
-        else:
-            # K >= 0, so K @ |weights| is the sum of |weight| x K each bound scales.
-            sums = gathered_times(self.gram, rows, cols, np.column_stack([weights, np.abs(weights)]))
-            decision = sums[:, 0] - offset
+            for p, (cols, weights, offset) in enumerate(models):
+                decision[:, p] = self.times_float64(rows, cols, weights) - offset
+            return np.where(decision > 0, 1, -1).astype(np.int8)
+        starts = np.cumsum([0] + [cols.size for cols, _, _ in models])
+        weights = np.concatenate([weights for _, weights, _ in models]) if models else np.empty(0)
+        # K >= 0, so K @ |weights| is the sum of |weight| x K each bound scales.
+        sums = gathered_sums(self.gram, rows, np.concatenate([cols for cols, _, _ in models] or [starts[:0]]),
+                             starts, np.column_stack([weights, np.abs(weights)]))
+        for p, (cols, weights, offset) in enumerate(models):
+            decision[:, p] = sums[:, p, 0] - offset
             relative = FLOAT32_SIGN_SLACK + (cols.size + 2) * 2.0**-52
-            bound = (relative * (sums[:, 1] + abs(offset))
+            bound = (relative * (sums[:, p, 1] + abs(offset))
                      + FLOAT32_SUBNORMAL_ERROR * float(np.abs(weights).sum()))
-            uncertain = np.flatnonzero(np.abs(decision) <= bound)
+            uncertain = np.flatnonzero(np.abs(decision[:, p]) <= bound)
             slab = cross_slab_rows(cols.size)
             for first in np.unique(uncertain // slab) * slab:
                 whole = slice(first, first + slab)
-                decision[whole] = self.times_float64(rows[whole], cols, weights) - offset
+                decision[whole, p] = self.times_float64(rows[whole], cols, weights) - offset
         return np.where(decision > 0, 1, -1).astype(np.int8)
 
     def times_float64(self, rows, cols, weights) -> np.ndarray:

@@ -140,7 +140,6 @@ def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
 GATHER_ROWS = 4
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def gathered_times(K, rows, cols, weights):
     """K[rows][:, cols] @ weights accumulated in float64, each row summed in column order.
 
@@ -163,8 +162,25 @@ def gathered_times(K, rows, cols, weights):
     ndarray
         len(rows) x weights.shape[1] float64 sums.
     """
+    return gathered_sums(K, rows, cols, np.array([0, cols.shape[0]]), weights)[:, 0, :]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def gathered_sums(K, rows, cols, starts, weights):
+    """``gathered_times`` of several models at once: model p's columns are
+    ``cols[starts[p]:starts[p + 1]]``, with the same rows of ``weights``; each sum in column order.
+
+    All the models' sums over a group of rows are taken while those rows are in the processor's
+    cache: where models share rows of a large K (the pairs of classes predicting one test fold),
+    each row then comes from memory once instead of once per model.
+
+    Returns
+    -------
+    ndarray
+        len(rows) x (len(starts) - 1) x weights.shape[1] float64 sums.
+    """
     n = rows.shape[0]
-    out = np.zeros((n, weights.shape[1]))
+    out = np.zeros((n, starts.shape[0] - 1, weights.shape[1]))
     for g in prange((n + GATHER_ROWS - 1) // GATHER_ROWS):
         # A last group short of rows repeats its last one, whose sums are then written twice.
         first = g * GATHER_ROWS
@@ -172,19 +188,20 @@ def gathered_times(K, rows, cols, weights):
         r1 = K[rows[min(first + 1, n - 1)]]
         r2 = K[rows[min(first + 2, n - 1)]]
         r3 = K[rows[min(first + 3, n - 1)]]
-        for m in range(weights.shape[1]):
-            s0 = s1 = s2 = s3 = 0.0
-            for b in range(cols.shape[0]):
-                c = cols[b]
-                w = weights[b, m]
-                s0 += np.float64(r0[c]) * w
-                s1 += np.float64(r1[c]) * w
-                s2 += np.float64(r2[c]) * w
-                s3 += np.float64(r3[c]) * w
-            out[first, m] = s0
-            out[min(first + 1, n - 1), m] = s1
-            out[min(first + 2, n - 1), m] = s2
-            out[min(first + 3, n - 1), m] = s3
+        for p in range(starts.shape[0] - 1):
+            for m in range(weights.shape[1]):
+                s0 = s1 = s2 = s3 = 0.0
+                for b in range(starts[p], starts[p + 1]):
+                    c = cols[b]
+                    w = weights[b, m]
+                    s0 += np.float64(r0[c]) * w
+                    s1 += np.float64(r1[c]) * w
+                    s2 += np.float64(r2[c]) * w
+                    s3 += np.float64(r3[c]) * w
+                out[first, p, m] = s0
+                out[min(first + 1, n - 1), p, m] = s1
+                out[min(first + 2, n - 1), p, m] = s2
+                out[min(first + 3, n - 1), p, m] = s3
     return out
 
 

@@ -65,7 +65,7 @@ from ..kernel import (
 )
 from ..errors import SolverInputError
 from ..seeding import SEEDERS
-from ..solver import SolverOptions, options_at_larger_C, reusing_memory, warmup
+from ..solver import SolverOptions, options_at_larger_C, reusing_memory, support_coefficients, warmup
 from .one_vs_one import class_pairs, grouped_by_class, pair_problem
 from .svc import SVC, encode_classes, solver_options
 
@@ -116,22 +116,19 @@ class PointResult:
         return cls(*(np.zeros(splits) for _ in range(4)), np.zeros(splits, bool))
 
     def record(self, h: int, done, seconds: float) -> None:
-        """Add a round of split h (one pair of classes) to its figures.
-
-        All of the seconds but the prediction's count as fitting, so the seed's computation is
-        part of the fit time.
+        """Add a round of split h (one pair of classes) to its figures; its prediction is the
+        split's, counted apart (``score_seconds``).
 
         Parameters
         ----------
         h : int
             The split, from 0.
         done : Round
-            The round (``cv.run_round``).
+            The round (``cv.run_round``), with no prediction.
         seconds : float
-            The round's wall seconds, the start's computation included.
+            The round's wall seconds, the seed's computation included: fitting.
         """
-        self.fit_seconds[h] += seconds - done.seconds.predict
-        self.score_seconds[h] += done.seconds.predict
+        self.fit_seconds[h] += seconds
         self.iterations[h] += done.solution.iterations
         self.capped[h] |= done.solution.iteration_cap_hit
 
@@ -264,16 +261,24 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     previous: dict = {}       # (pair, C) -> (training set, solution) of the previous split, same kernel
     waiting: list = []   # (split, its test set, its pairs' (pair, _Chain, future rounds)) not yet tallied
 
-    def tally(h: int, test, pairs_rounds) -> None:
-        votes = np.zeros((len(Cs), test.size, n_classes), dtype=np.int32)
-        for (i, j), rounds in pairs_rounds:
-            for c, (done, seconds) in enumerate(rounds):
-                results[Cs[c]].record(h, done, seconds)
-                towards_i = done.predicted > 0
-                votes[c, towards_i, i] += 1
-                votes[c, ~towards_i, j] += 1
+    def tally(h: int, test, chains_rounds) -> None:
+        # The pairs' rounds leave prediction to this: a test fold's pairs are predicted together,
+        # each of its rows read once for all of them (``KernelMatrix.decision_signs``).
+        split_kernel = chains_rounds[0][0].kernel
         for c, C in enumerate(Cs):
-            results[C].scores[h] = np.mean(np.argmax(votes[c], axis=1) == codes[test])
+            clock = time.perf_counter()
+            models = [support_coefficients(chain.y, chain.split[0], rounds[c][0].solution.alpha)
+                      + (rounds[c][0].solution.rho,) for chain, rounds in chains_rounds]
+            towards_i = split_kernel.decision_signs(test, models) > 0
+            votes = np.zeros((test.size, n_classes), dtype=np.int32)
+            for p, (chain, _) in enumerate(chains_rounds):
+                i, j = chain.pair
+                votes[towards_i[:, p], i] += 1
+                votes[~towards_i[:, p], j] += 1
+            results[C].scores[h] = np.mean(np.argmax(votes, axis=1) == codes[test])
+            results[C].score_seconds[h] += time.perf_counter() - clock
+            for _, rounds in chains_rounds:
+                results[C].record(h, *rounds[c])
             if progress is not None:
                 progress(1)
 
@@ -282,7 +287,7 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
         running = []
         for h, test, chains in waiting:
             if block or all(rounds.done() for _, _, rounds in chains):
-                tally(h, test, [(pair, rounds.result()) for pair, _, rounds in chains])
+                tally(h, test, [(chain, rounds.result()) for _, chain, rounds in chains])
             else:
                 running.append((h, test, chains))
         waiting[:] = running
@@ -311,7 +316,7 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
                 pair_train = train[(codes[train] == i) | (codes[train] == j)]
                 if pair_train.size == 0:   # neither class in this training set: the pair has no model, no vote
                     continue
-                chain = _Chain(kernel, pair_problem(codes, i, j)[1], (pair_train, test), options=options,
+                chain = _Chain(kernel, (i, j), pair_problem(codes, i, j)[1], (pair_train, test), options=options,
                                seeder=seeder, c_seed=c_seed,
                                previous={C: previous.get(((i, j), C)) for C in along_splits})
                 chains.append(((i, j), chain, run_now(chain.run, along_splits, chained_Cs)))
@@ -330,8 +335,8 @@ class _Chain:
     seeded from the one before (``seed_from_smaller_C``) unless ``c_seed`` is ``none`` or the
     method ``cold``. ``along_splits`` holds the first rounds as soon as they are done."""
 
-    def __init__(self, kernel, y, split, *, options: SolverOptions, seeder, c_seed: str, previous: dict):
-        self.kernel, self.y, self.split = kernel, y, split
+    def __init__(self, kernel, pair, y, split, *, options: SolverOptions, seeder, c_seed: str, previous: dict):
+        self.kernel, self.pair, self.y, self.split = kernel, pair, y, split
         self.options = self.asked = options
         self.seeder, self.previous = seeder, previous
         self.seeds_along_C = seeder is not None and c_seed != "none"
@@ -358,7 +363,7 @@ class _Chain:
             if self.seeds_along_C and self.last is not None:
                 start = seed_from_smaller_C(self.last[1], self.last[0], C, self.c_seed, self.y[self.split[0]])
             done = run_round(self.kernel, self.y, self.split, C, options=self.asked, seeder=self.seeder,
-                             previous=self.previous.get(C), start=start)
+                             previous=self.previous.get(C), start=start, predict=False)
             self.asked = options_at_larger_C(self.options, self.asked, done.solution)
             self.last = (C, done.solution)
             rounds.append((done, time.perf_counter() - clock))

@@ -69,7 +69,7 @@ def _compile() -> None:
         solve(km, y, np.arange(24), 1.0, alpha0=first.alpha, options=tiny_cache,
               previous=(np.arange(24), first))
         decision_values(km, y, np.arange(24), first.alpha, first.rho, np.arange(4))
-        km.decision_signs(np.arange(4), np.arange(24), first.alpha, first.rho)
+        km.decision_signs(np.arange(4), [(np.arange(24), first.alpha, first.rho)] * 2)
         km.times(np.arange(4), np.arange(24), np.ones((24, 2)))
         if mode == "gram":
             exact = solve(km, y, np.arange(24), 1.0, options=SolverOptions(solver="active_set"))
