@@ -307,6 +307,26 @@ def test_float_data_by_blas_keep_the_one_at_a_time_values_bit_for_bit(seed, n, d
     np.testing.assert_array_equal(gram.gram_matrix(X, sq, gamma, False), one_at_a_time)
 
 
+@pytest.mark.parametrize("integers", [False, True])
+def test_features_zero_in_every_row_are_left_out_of_the_products_and_only_those(integers):
+    """The Gram matrix's products skip the features 0 in every row (MNIST's border pixels). Would
+    catch a feature dropped that one row uses (the last column below, 0 but in one row: that
+    row's values would change), a test along the rows instead of the features, or a dropped
+    feature still summed (the shapes)."""
+    rng = np.random.default_rng(14)
+    X = rng.integers(0, 9, size=(90, 12)).astype(float) if integers else rng.random((90, 12))
+    X[:, [0, 4, 5]] = 0.0
+    X[:, 11] = 0.0
+    X[37, 11] = 3.0
+    assert gram.product_features(X).shape == (90, 9)
+    np.testing.assert_array_equal(gram.product_features(X), X[:, [1, 2, 3, 6, 7, 8, 9, 10, 11]])
+    sq = squared_norms(X)
+    one_at_a_time = gram.gram_matrix(X, sq, 0.1, False, dots=gram.dot_matrix(X, False))
+    np.testing.assert_array_equal(gram.gram_matrix(X, sq, 0.1, integers), one_at_a_time)
+    np.testing.assert_array_equal(gram.gram_matrix(X, sq, 0.1, integers, dots=gram.dot_matrix(X, integers)),
+                                  one_at_a_time)
+
+
 @settings(max_examples=300, deadline=None)
 @given(exponent=st.integers(-60, -1), step=st.integers(-3, 3), power_of_two=st.booleans(),
        side=st.sampled_from([-1.0, 1.0]), nudge=st.floats(-4.0, 4.0), norm=st.floats(0.1, 1e4),

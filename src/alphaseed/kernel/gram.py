@@ -257,6 +257,17 @@ def new_gram(n: int) -> np.ndarray:
     return mapped_array((n, n), populate=True)
 
 
+def product_features(X) -> np.ndarray:
+    """X without its features that are 0 in every row, for the matrix products of dot products.
+
+    Such a feature adds an exact 0 to every dot product, in any order of summation, so the
+    products are the same (exact ones bit for bit, float ones within the bound the certification
+    allows for any order), at that share less work: 63 of MNIST's 780 pixels.
+    """
+    used = X.any(axis=0)
+    return X if used.all() else np.ascontiguousarray(X[:, used])
+
+
 def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | None = None,
                 compact: tuple | None = None):
     """The full float32 kernel matrix in row blocks, each value computed once and mirrored.
@@ -287,7 +298,8 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
     beyond = np.flatnonzero(sqnorm > FLOAT32_EXACT_NORM)
     single = (use_blas and not by_distance and dots is None
               and beyond.size <= n * FLOAT32_GEMM_MAX_BEYOND)
-    gemm_rows = X.astype(np.float32) if single else X
+    used = X if by_distance else product_features(X)
+    gemm_rows = used.astype(np.float32) if single else used
     # Dense rows that are not exact for BLAS still take its products, certified value by value.
     certify = not use_blas and not by_distance and X.shape[1] > 0
     norms = np.sqrt(sqnorm)
@@ -310,7 +322,7 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
             _gram_rows(K, X, sqnorm, norms, gamma, i0, i1, block_dots, block_dots.size > 0, rows, every,
                        certify and dots is None)
     if single and beyond.size:
-        _gram_redo_rows(K, sqnorm, gamma, beyond, blas_dots(X[beyond], X))
+        _gram_redo_rows(K, sqnorm, gamma, beyond, blas_dots(used[beyond], used))
     return K
 
 
@@ -329,7 +341,8 @@ def dot_matrix(X, use_blas: bool) -> np.ndarray:
     that is exact, else one at a time), so Gram matrices built from them are bit for bit
     its own."""
     if use_blas:
-        return blas_dots(X, X)
+        used = product_features(X)
+        return blas_dots(used, used)
     D = np.empty((X.shape[0], X.shape[0]))
     _row_dots(D, X)
     return D
