@@ -305,7 +305,8 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
                         progress(1)
                 previous = {}
                 continue
-            gamma_h = resolve_gamma(gamma, X[train])
+            # Only the rules look at the training set: a number would pay for a copy of it per split.
+            gamma_h = resolve_gamma(gamma, X[train] if isinstance(gamma, str) else X)
             if kernel is None or kernel.gamma != gamma_h:
                 tally_finished(block=True)   # the chains still read the kernel this one replaces: one at a time
                 kernel = KernelMatrix(X, gamma_h, mode=options.kernel_mode, dots=dots, memory_budget=memory_budget)
