@@ -335,7 +335,7 @@ def test_a_certified_dot_product_stores_what_any_within_its_slack_stores(exponen
                                                                           nudge, norm, gamma, features):
     """Would catch a certification that passes a value whose float32 a dot product within the summation
     bound would round the other way: values are put a few units of the bound from a float32 rounding
-    boundary (the one below a power of two, half as far, included), and wherever ``_certified_value``
+    boundary (the one below a power of two, half as far, included), and wherever ``_certified_values``
     keeps a value, it must be the float32 of ``dot`` and of the dot products at the bound's ends and
     midway."""
     stored = math.ldexp(1.0 if power_of_two else 1.0 + 2.0 ** -23 * (4 + step), exponent)
@@ -346,9 +346,11 @@ def test_a_certified_dot_product_stores_what_any_within_its_slack_stores(exponen
     value = stored + side * half_gap * (1.0 + nudge * 1e-9)
     dist = -math.log(value) / gamma
     dot = (sq_a + sq_b - dist) / 2.0
-    approximate = np.empty(1)
+    approximate, kept = np.empty(1), np.empty(1, dtype=np.float32)
     gram._approximate_gaussians(approximate, sq_a, np.array([sq_b]), np.array([dot]), gamma)
-    kept = gram._certified_value(sq_a, sq_b, norm, dot, gamma, features, approximate[0])
+    gram._certified_values(kept, sq_a, np.array([sq_b]), math.sqrt(norm), np.array([math.sqrt(norm)]),
+                           np.array([dot]), gamma, features, True, approximate)
+    kept = kept[0]
     if np.isnan(kept):
         return
     assert kept == gram._stored_gaussian(sq_a, sq_b, dot, gamma)

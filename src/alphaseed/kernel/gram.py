@@ -2,7 +2,7 @@
 
 Computed in row blocks (dot products from a matrix product: exact for integer data, see
 ``values``, and for float data kept only where certified to store ``row_dot``'s float32, see
-``_certified_value``), each value once and mirrored below the diagonal, or, where the norms spread beyond
+``_certified_values``), each value once and mirrored below the diagonal, or, where the norms spread beyond
 the kernel's reach, only in the band of pairs close enough in norm to store a non-zero value.
 Every way stores the values ``values.kernel_values`` computes, bit for bit.
 """
@@ -72,7 +72,7 @@ EXP_ERROR = 2.0**-40
 @njit(cache=True, nogil=True)
 def _approximate_gaussians(out, sq_a, sq_b, dots, gamma):
     """out[k] = exp(-gamma (sq_a + sq_b[k] - 2 dots[k])) within EXP_ERROR, its exponent clamped to
-    [0, FLOAT32_ZERO_EXPONENT]; the same distance and exponent as ``_certified_value`` computes."""
+    [0, FLOAT32_ZERO_EXPONENT]; the same distance and exponent as ``_certified_values`` computes."""
     for k in range(out.shape[0]):
         x = gamma * (sq_a + sq_b[k] - 2.0 * dots[k])
         x = min(max(x, 0.0), FLOAT32_ZERO_EXPONENT)
@@ -85,36 +85,35 @@ def _approximate_gaussians(out, sq_a, sq_b, dots, gamma):
 
 
 @njit(cache=True, nogil=True)
-def _certified_value(sq_a, sq_b, norms, dot, gamma, features, approximate):
-    """The float32 ``_stored_gaussian`` stores from ``dot`` where any dot product within the
-    summation bound of it (the comment above UNIT_ROUNDOFF) stores the same, else NaN. ``norms``
-    is ||a|| ||b||, 0.0 for an exact ``dot``; ``approximate`` is ``_approximate_gaussians``' value."""
-    slack = 2.0 * (features + 2) * UNIT_ROUNDOFF * 1.01 * norms
-    dist = sq_a + sq_b - 2.0 * dot
-    dist_slack = 2.0 * slack + 4.0 * UNIT_ROUNDOFF * (sq_a + sq_b + 2.0 * abs(dot))
-    if dist - dist_slack <= 0.0:
-        return np.nan
-    x = gamma * dist
-    x_slack = gamma * dist_slack + 4.0 * UNIT_ROUNDOFF * x
-    if x + x_slack > FLOAT32_ZERO_EXPONENT:
-        return 0.0 if x - x_slack > FLOAT32_ZERO_EXPONENT else np.nan
-    if approximate < 2.0 * FLOAT32_MIN_NORMAL:
-        return np.nan
-    # exp moves by at most a factor e^(x_slack) ~ 1 + x_slack; libm's exp, the approximation and
-    # the two sums below round within the rest. Rounding to float32 is monotonic: where both ends
-    # of the reach round to one float32, every value between them does.
-    reach = approximate * (1.01 * x_slack + EXP_ERROR + 8.0 * UNIT_ROUNDOFF)
-    low = np.float32(approximate - reach)
-    if low != np.float32(approximate + reach):
-        return np.nan
-    return np.float64(low)
+def _certified_values(out, sq_a, sq_b, norm_a, norms_b, dots, gamma, features, certify, approximate):
+    """out[k]: the float32 ``_stored_gaussian`` stores from ``dots[k]`` where any dot product
+    within the summation bound of it (the comment above UNIT_ROUNDOFF) stores the same, else NaN.
+    The bound scales with ``norm_a`` ``norms_b[k]`` where ``certify`` (0 for exact dots);
+    ``approximate`` holds ``_approximate_gaussians``' values. Every case is a select, not a
+    branch, so the loop is vectorised."""
+    bound = 2.0 * (features + 2) * UNIT_ROUNDOFF * 1.01 if certify else 0.0
+    for k in range(out.shape[0]):
+        dot = dots[k]
+        dist = sq_a + sq_b[k] - 2.0 * dot
+        dist_slack = 2.0 * bound * norm_a * norms_b[k] + 4.0 * UNIT_ROUNDOFF * (sq_a + sq_b[k] + 2.0 * abs(dot))
+        x = gamma * dist
+        x_slack = gamma * dist_slack + 4.0 * UNIT_ROUNDOFF * x
+        # exp moves by at most a factor e^(x_slack) ~ 1 + x_slack; libm's exp, the approximation
+        # and the two sums below round within the rest. Rounding to float32 is monotonic: where
+        # both ends of the reach round to one float32, every value between them does.
+        reach = approximate[k] * (1.01 * x_slack + EXP_ERROR + 8.0 * UNIT_ROUNDOFF)
+        low = np.float32(approximate[k] - reach)
+        certain = ((dist - dist_slack > 0.0) & (x + x_slack <= FLOAT32_ZERO_EXPONENT)
+                   & (approximate[k] >= 2.0 * FLOAT32_MIN_NORMAL) & (low == np.float32(approximate[k] + reach)))
+        zero = (dist - dist_slack > 0.0) & (x - x_slack > FLOAT32_ZERO_EXPONENT)
+        out[k] = np.float32(0.0) if zero else (low if certain else np.float32(np.nan))
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _gram_rows(K, X, sqnorm, norms, gamma, i0, i1, dots, have_dots, compact, every, certify):
     """K[i0:i1, j] for j >= i, mirrored below the diagonal; ``dots[a, j - i0]`` holds
     x_{i0+a}.x_j when ``have_dots``, else each value is computed here (from ``compact``). Each
-    value from ``dots`` is certified by ``_certified_value`` from ``_approximate_gaussians``, or
+    value from ``dots`` is certified by ``_certified_values`` from ``_approximate_gaussians``, or
     else computed by libm's exp, from ``row_dot`` where ``certify`` (a BLAS product's float
     dots; ``norms`` are the rows' norms), else from ``dots`` (exact)."""
     n = X.shape[0]
@@ -130,19 +129,16 @@ def _gram_rows(K, X, sqnorm, norms, gamma, i0, i1, dots, have_dots, compact, eve
                 if not have_dots:
                     kernel_values(K[i, lo:j1], X, sqnorm, gamma, i, every[lo:j1], compact)
                     continue
-                _approximate_gaussians(approximate[:j1 - lo], sqnorm[i], sqnorm[lo:j1],
-                                       dots[i - i0, lo - i0:j1 - i0], gamma)
+                row_dots = dots[i - i0, lo - i0:j1 - i0]
+                _approximate_gaussians(approximate[:j1 - lo], sqnorm[i], sqnorm[lo:j1], row_dots, gamma)
+                _certified_values(K[i, lo:j1], sqnorm[i], sqnorm[lo:j1], norms[i], norms[lo:j1], row_dots, gamma,
+                                  features, certify, approximate[:j1 - lo])
                 for j in range(lo, j1):
                     if i == j:
                         K[i, j] = 1.0
-                        continue
-                    dot = dots[i - i0, j - i0]
-                    value = _certified_value(sqnorm[i], sqnorm[j], norms[i] * norms[j] if certify else 0.0,
-                                             dot, gamma, features, approximate[j - lo])
-                    if np.isnan(value):
-                        value = _stored_gaussian(sqnorm[i], sqnorm[j], row_dot(X, i, X, j) if certify else dot,
-                                                 gamma)
-                    K[i, j] = value
+                    elif np.isnan(K[i, j]):
+                        K[i, j] = _stored_gaussian(sqnorm[i], sqnorm[j],
+                                                   row_dot(X, i, X, j) if certify else row_dots[j - lo], gamma)
             for j in range(max(s0 + 1, j0), j1):
                 for i in range(s0, min(s1, j)):
                     K[j, i] = K[i, j]
@@ -275,7 +271,7 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
     Binary data whose ``compact`` rows (``compact_rows``) are bit sets look every value up by
     distance. Otherwise a block's dot products come from one matrix product: with ``use_blas``
     (see ``blas_dots_are_exact``) exact ones (in float32 where that is exact, see
-    FLOAT32_EXACT_NORM), without it float64 ones, each value certified by ``_certified_value`` or
+    FLOAT32_EXACT_NORM), without it float64 ones, each value certified by ``_certified_values`` or
     computed again by ``row_dot``;
     ``dots`` (``dot_matrix``), when given, holds all of them already, for several gammas over
     the same data. Where the products come from BLAS and the norms spread beyond the kernel's
