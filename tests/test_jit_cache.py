@@ -1,5 +1,6 @@
 """Numba's cached code follows the sources: a compiled function whose callee in another module
-changed is compiled again, and unchanged sources load from the cache."""
+changed is compiled again, unchanged sources load from the cache once a process has sealed it, and
+a cache no process sealed is compiled again."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from alphaseed.jit_cache import COMPILED_PACKAGES, STAMP, discard_stale_compiled_code
+from alphaseed.jit_cache import COMPILED_PACKAGES, STAMP, discard_stale_compiled_code, seal_compiled_code
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "alphaseed"
 
@@ -33,16 +34,20 @@ def twice():
 """
 RUN = """
 import sys
-from alphaseed.jit_cache import discard_stale_compiled_code
+from alphaseed.jit_cache import discard_stale_compiled_code, seal_compiled_code
 {guard}
 from pkg.caller import twice
 print(twice(), twice.stats.cache_hits.get(twice.signatures[0], 0))
+{seal}
 """
 
 
-def run_caller(root: Path, guard: bool) -> tuple[int, int]:
-    """(twice(), cache hits) in a fresh process, with or without the guard over ``root/pkg``."""
-    code = RUN.format(guard=f"discard_stale_compiled_code([{str(root / 'pkg')!r}])" if guard else "")
+def run_caller(root: Path, guard: bool, seal: bool = True) -> tuple[int, int]:
+    """(twice(), cache hits) in a fresh process, with or without the guard over ``root/pkg``; with
+    the guard, ``seal`` seals the cache afterwards as the solver's warm-up does."""
+    folders = f"[{str(root / 'pkg')!r}]"
+    code = RUN.format(guard=f"discard_stale_compiled_code({folders})" if guard else "",
+                      seal=f"seal_compiled_code({folders})" if guard and seal else "")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env["PYTHONPATH"] = os.pathsep.join([str(root), str(PACKAGE.parent), env.get("PYTHONPATH", "")])
     out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
@@ -79,6 +84,18 @@ def test_unchanged_sources_load_from_the_cache(tmp_path):
     assert run_caller(tmp_path, guard=True) == (2, 0)
     assert run_caller(tmp_path, guard=True) == (2, 1)
     assert (tmp_path / "pkg" / "__pycache__" / STAMP).exists()
+
+
+def test_a_cache_no_process_sealed_is_compiled_again(tmp_path):
+    """Processes that each compile part of a package and never seal it leave entries that may not
+    load together (Numba's issues 8578 and 10128: a search crashed after two partial test runs).
+    Catches a guard that seals whatever cache it finds (the next process would load the unsealed
+    entries), and a seal that does not let the next process load."""
+    write_package(tmp_path, 1)
+    assert run_caller(tmp_path, guard=True, seal=False) == (2, 0)
+    assert not (tmp_path / "pkg" / "__pycache__" / STAMP).exists()
+    assert run_caller(tmp_path, guard=True) == (2, 0)
+    assert run_caller(tmp_path, guard=True) == (2, 1)
 
 
 def test_the_guard_reports_what_it_discarded(tmp_path):

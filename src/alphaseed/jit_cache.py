@@ -5,7 +5,14 @@ from another module keeps the callee's code in its own cache entry, so after the
 module changes (a ``git pull``, an upgrade that leaves ``__pycache__`` behind) it loads the old
 callee: wrong results, or a crash where the two disagree on a data layout (Numba's issue 1833).
 ``discard_stale_compiled_code`` fingerprints all the sources of the compiled packages together
-and deletes their cached code when the fingerprint changed.
+and deletes their cached code unless it was sealed with that fingerprint.
+
+A cache is sealed (``seal_compiled_code``) by the process that compiled or loaded every function
+in it, the solver's warm-up, not by whichever process compiled a function last: code that calls a
+parallel function keeps that function's native name, which depends on the order in which its own
+process compiled, so entries written by several processes can load into a crash (Numba's issues
+8578 and 10128; here a search after two test runs that each compiled part of the solver). A cache
+no warm-up sealed is therefore discarded, and the next warm-up compiles it whole.
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ from pathlib import Path
 
 from .atomic import atomic_path
 
-# The fingerprint of the sources a cache folder's code was compiled from, written beside it.
+# The fingerprint of the sources a cache folder's code was compiled from, written beside it when
+# one process has compiled it whole (its seal).
 STAMP = "alphaseed-sources.sha256"
 # The subpackages holding compiled functions; they call into each other's.
 COMPILED_PACKAGES = ("kernel", "solver", "seeding")
@@ -76,7 +84,8 @@ def cache_folder(folder: Path) -> Path:
 
 def discard_stale_compiled_code(folders: Iterable[Path]) -> bool:
     """Delete Numba's cached code of the modules in ``folders`` (packages whose compiled functions
-    call each other) if any of their sources changed since it was compiled; True if it did."""
+    call each other) unless it was sealed (``seal_compiled_code``) with the fingerprint of their
+    sources as they are now; True if any was deleted."""
     folders = [Path(f) for f in folders]
     fingerprint = sources_fingerprint(folders)
     try:
@@ -86,26 +95,46 @@ def discard_stale_compiled_code(folders: Iterable[Path]) -> bool:
                       "sources run `make clean-cache`", stacklevel=2)
         return False
 
-    def stale():
+    def unsealed():
         return [cache for cache in caches
                 if not (cache / STAMP).exists() or (cache / STAMP).read_text() != fingerprint]
 
     # The stamps are written whole (atomic_path), so they are read without the lock, which a
     # process compiling under it would hold for minutes.
-    if not stale():
+    if not unsealed():
         return False
     discarded = False
     with compile_lock():
-        for cache in stale():
+        for cache in unsealed():
             for compiled in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
                 compiled.unlink()
                 discarded = True
-            with atomic_path(cache / STAMP) as temporary:
-                temporary.write_text(fingerprint)
+            (cache / STAMP).unlink(missing_ok=True)
     return discarded
+
+
+def seal_compiled_code(folders: Iterable[Path]) -> None:
+    """Mark Numba's cached code of the modules in ``folders`` as one process's, compiled from their
+    sources as they are now: run under ``compile_lock`` by a process that has compiled or loaded
+    every function the cache holds (the module docstring says why)."""
+    folders = [Path(f) for f in folders]
+    fingerprint = sources_fingerprint(folders)
+    for cache in {cache_folder(f) for f in folders}:
+        cache.mkdir(parents=True, exist_ok=True)
+        with atomic_path(cache / STAMP) as temporary:
+            temporary.write_text(fingerprint)
+
+
+def _package_folders() -> list[Path]:
+    return [Path(__file__).with_name(name) for name in COMPILED_PACKAGES]
 
 
 def discard_stale_package_code() -> bool:
     """``discard_stale_compiled_code`` over this package's COMPILED_PACKAGES: run before any of
     their compiled functions loads."""
-    return discard_stale_compiled_code(Path(__file__).with_name(name) for name in COMPILED_PACKAGES)
+    return discard_stale_compiled_code(_package_folders())
+
+
+def seal_package_code() -> None:
+    """``seal_compiled_code`` over this package's COMPILED_PACKAGES (the solver's warm-up)."""
+    seal_compiled_code(_package_folders())

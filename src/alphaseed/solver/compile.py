@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..jit_cache import compile_lock
+from ..jit_cache import compile_lock, seal_package_code
 from ..kernel import KernelMatrix
 from .active_set import compile_slide
 from .model import decision_values
@@ -21,7 +21,8 @@ from .training import solve
 def warmup(*, verbose: int = 0) -> float:
     """Compile every jitted function of the solver on a tiny problem; return the seconds.
 
-    The processes of a machine compile or load one at a time, under ``compile_lock``.
+    The processes of a machine compile or load one at a time, under ``compile_lock``, and the
+    one that compiled seals Numba's cache as its own (``jit_cache.seal_package_code``).
 
     Parameters
     ----------
@@ -40,6 +41,9 @@ def warmup(*, verbose: int = 0) -> float:
             _compile()
         else:
             _with_a_clock(_compile, "alphaseed: compiling the solver (the first call in an environment)")
+        # This process now holds every function the warm-up reaches, compiled or loaded: the cache
+        # is one process's (``jit_cache``).
+        seal_package_code()
     return time.perf_counter() - t0
 
 
