@@ -294,7 +294,7 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
     beyond = np.flatnonzero(sqnorm > FLOAT32_EXACT_NORM)
     single = (use_blas and not by_distance and dots is None
               and beyond.size <= n * FLOAT32_GEMM_MAX_BEYOND)
-    used = X if by_distance else product_features(X)
+    used = product_features(X) if dots is None and not by_distance else X
     gemm_rows = used.astype(np.float32) if single else used
     # Dense rows that are not exact for BLAS still take its products, certified value by value.
     certify = not use_blas and not by_distance and X.shape[1] > 0

@@ -446,11 +446,13 @@ class KernelMatrix:
             for p, (cols, weights, offset) in enumerate(models):
                 decision[:, p] = self.times_float64(rows, cols, weights) - offset
             return np.where(decision > 0, 1, -1).astype(np.int8)
+        if not models:
+            return decision.astype(np.int8)
         starts = np.cumsum([0] + [cols.size for cols, _, _ in models])
-        weights = np.concatenate([weights for _, weights, _ in models]) if models else np.empty(0)
+        every_weight = np.concatenate([weights for _, weights, _ in models])
         # K >= 0, so K @ |weights| is the sum of |weight| x K each bound scales.
-        sums = gathered_sums(self.gram, rows, np.concatenate([cols for cols, _, _ in models] or [starts[:0]]),
-                             starts, np.column_stack([weights, np.abs(weights)]))
+        sums = gathered_sums(self.gram, rows, np.concatenate([cols for cols, _, _ in models]), starts,
+                             np.column_stack([every_weight, np.abs(every_weight)]))
         for p, (cols, weights, offset) in enumerate(models):
             decision[:, p] = sums[:, p, 0] - offset
             relative = FLOAT32_SIGN_SLACK + (cols.size + 2) * 2.0**-52
