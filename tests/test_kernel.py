@@ -1,6 +1,9 @@
 """Kernel modes: the same float32 values, hence the same solver runs, in every mode."""
 
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -262,7 +265,9 @@ def test_blas_dots_are_used_only_where_they_are_exact():
 
 def test_integer_features_give_the_same_kernel_by_blas_and_one_dot_at_a_time(monkeypatch):
     """Madelon-like raw integers: the GEMM path must reproduce the values bit for bit."""
-    monkeypatch.setattr(gram, "DOT_BLOCK_BYTES", 8 * 700 * 64)  # blocks of 64 rows
+    # Panels smaller than a tile, across a row's tiles, taken by every thread in turn.
+    monkeypatch.setattr(gram, "GRAM_PANEL_ROWS", 64)
+    monkeypatch.setattr(gram, "GRAM_PANEL_COLS", 96)
     X = np.random.default_rng(5).integers(0, 1000, size=(700, 60)).astype(np.float64)
     sq = squared_norms(X)
     gamma = 1e-6
@@ -305,6 +310,50 @@ def test_float_data_by_blas_keep_the_one_at_a_time_values_bit_for_bit(seed, n, d
     sq = squared_norms(X)
     one_at_a_time = gram.gram_matrix(X, sq, gamma, False, dots=gram.dot_matrix(X, False))
     np.testing.assert_array_equal(gram.gram_matrix(X, sq, gamma, False), one_at_a_time)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 1200), panel_rows=st.integers(1, 300),
+       panel_cols=st.integers(1, 1200), kind=st.sampled_from(["float", "integer", "shared dots", "binary"]))
+def test_panels_of_any_shape_on_every_thread_store_every_kernel_value(seed, n, panel_rows, panel_cols, kind):
+    """The panels' threads must write every value of the triangle and its mirror once, from the
+    right dot products: the values each row's kernel computes. Would catch a panel's dots read at
+    the offset of its tile (512 columns) rather than its own, row blocks that start their panels
+    past the diagonal, a mirror that skips a tile's first column, or a panel no thread takes (its
+    values left as the NaN the matrix starts with)."""
+    rng = np.random.default_rng(seed)
+    X = {"float": lambda: rng.normal(size=(n, 7)), "integer": lambda: rng.integers(0, 9, (n, 7)).astype(float),
+         "shared dots": lambda: rng.normal(size=(n, 7)),
+         "binary": lambda: (rng.random((n, 40)) < 0.3).astype(float)}[kind]()
+    sq = squared_norms(X)
+    exact = kind in ("integer", "binary")
+    dots = gram.dot_matrix(X, False) if kind == "shared dots" else None
+    compact = compact_rows(X, True, 0.3) if kind == "binary" else None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gram, "GRAM_PANEL_ROWS", panel_rows)
+        patch.setattr(gram, "GRAM_PANEL_COLS", panel_cols)
+        out = np.full((n, n), np.nan, dtype=np.float32)
+        np.testing.assert_array_equal(gram.gram_matrix(X, sq, 0.3, exact, dots=dots, compact=compact, out=out),
+                                      kernel_block(X, sq, 0.3, np.arange(n), np.arange(n), dense_rows()))
+
+
+def test_the_dot_products_of_many_rows_do_not_take_blas_syrk():
+    """X's dot products with itself in one product are BLAS's syrk, which OpenBLAS 0.3.31 (NumPy
+    2.4's wheels) kills the process in on two threads at 16,000 rows of 717 features with its
+    AVX-512 kernels: run in a child process on the CPU's own kernels (this suite pins portable
+    ones, see conftest), so that a crash fails this test rather than the session. Would catch a
+    ``dot_matrix`` that takes X @ X.T again, on such a CPU."""
+    script = (
+        "import numpy as np\n"
+        "from alphaseed.kernel.gram import dot_matrix\n"
+        "X = np.random.default_rng(0).integers(0, 4, size=(16000, 717)).astype(float)\n"
+        "D = dot_matrix(X, True)\n"
+        "rows = [0, 5000, 15999]\n"
+        "assert np.array_equal(D[rows], X[rows] @ X.T) and np.array_equal(D[:, rows], (X[rows] @ X.T).T)\n")
+    own_kernels = {name: value for name, value in os.environ.items() if name != "OPENBLAS_CORETYPE"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          env=own_kernels)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("integers", [False, True])
@@ -377,7 +426,7 @@ def test_float32_dot_products_serve_only_the_rows_they_are_exact_for(monkeypatch
     beyond (here squared norms of 2**24 to 2**25, MNIST's largest digits) from float64: would
     catch the rows beyond left to float32 (their dots with each other, above 2**24, round),
     the bound taken as 2**25, and a redone row left unmirrored."""
-    monkeypatch.setattr(gram, "DOT_BLOCK_BYTES", 8 * 300 * 64)  # blocks of 64 rows
+    monkeypatch.setattr(gram, "GRAM_PANEL_ROWS", 64)
     rng = np.random.default_rng(8)
     X = rng.integers(0, 400, size=(300, 40)).astype(np.float64)
     X[[3, 100, 250, 299]] = rng.integers(650, 900, size=(4, 40))      # beyond 2**24
@@ -417,7 +466,7 @@ def test_gram_matrices_from_shared_dots_are_the_gram_matrices(monkeypatch, integ
     """A grid search builds every gamma's Gram matrix from one ``shared_dots``. Catches dots taken
     from BLAS on data where it is inexact (the one-at-a-time sums differ in the last bit), and a
     block of the shared dots sliced from column 0 instead of the block's diagonal."""
-    monkeypatch.setattr(gram, "DOT_BLOCK_BYTES", 8 * 300 * 64)  # blocks of 64 rows
+    monkeypatch.setattr(gram, "GRAM_PANEL_ROWS", 64)
     rng = np.random.default_rng(11)
     # Far from the origin, as raw features are: ||x||^2 + ||z||^2 - 2 x.z cancels, and a dot
     # product's last bit shows in the float32 kernel value.
@@ -613,7 +662,7 @@ def test_binary_kernel_by_distance_is_the_blas_route_bit_for_bit(monkeypatch, d)
     differing ones (XOR), a table one entry short of d (two rows differing everywhere), the
     diagonal or a duplicate row not at 1, the wrong gamma's table, and prediction looking up
     float32 values or another instance's bits."""
-    monkeypatch.setattr(gram, "DOT_BLOCK_BYTES", 8 * 500 * 64)  # blocks of 64 rows
+    monkeypatch.setattr(gram, "GRAM_PANEL_ROWS", 64)
     rng = np.random.default_rng(21)
     X = sparse_integers(rng, (500, d), 0.4, 1)
     X[1] = X[0]

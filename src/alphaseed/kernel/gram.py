@@ -1,26 +1,34 @@
 """The Gram matrix: every float32 kernel value of a dataset, computed once.
 
-Computed in row blocks (dot products from a matrix product: exact for integer data, see
-``values``, and for float data kept only where certified to store ``row_dot``'s float32, see
-``_certified_values``), each value once and mirrored below the diagonal, or, where the norms spread beyond
-the kernel's reach, only in the band of pairs close enough in norm to store a non-zero value.
-Every way stores the values ``values.kernel_values`` computes, bit for bit.
+Computed in panels of the upper triangle (dot products from a matrix product: exact for integer
+data, see ``values``, and for float data kept only where certified to store ``row_dot``'s float32,
+see ``_certified_values``), each value once and mirrored below the diagonal, or, where the norms
+spread beyond the kernel's reach, only in the band of pairs close enough in norm to store a
+non-zero value. Every way stores the values ``values.kernel_values`` computes, bit for bit.
 """
 
 from __future__ import annotations
 
 import math
 import mmap
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from ..errors import SolverInputError
-from .blas import blas_dots
+from .blas import blas_dots, blas_threads
 from .values import dense_rows, gaussian_from_dot, kernel_values, row_dot
 
-# Rows of dot products computed by one matrix product; bounds its float64 block to ~128 MB.
-DOT_BLOCK_BYTES = 128 << 20
+# A panel of the upper triangle: one thread takes its dot products by one single-threaded matrix
+# product, then their kernel values while they are still in cache, and the threads take panels in
+# turn. Threaded BLAS products of whole row blocks, each followed by a parallel loop over its values,
+# were 1.7x slower: their values came back from memory, and OpenBLAS's threads, spinning for work
+# after each product, held the cores the values' loop wanted (docs/benchmarks/results.md).
+GRAM_PANEL_ROWS = 512
+GRAM_PANEL_COLS = 2048
 
 # Columns of a Gram tile: a stripe of its rows against this many columns stays in cache while
 # their mirror image below the diagonal is written.
@@ -109,39 +117,76 @@ def _certified_values(out, sq_a, sq_b, norm_a, norms_b, dots, gamma, features, c
         out[k] = np.float32(0.0) if zero else (low if certain else np.float32(np.nan))
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _gram_rows(K, X, sqnorm, norms, gamma, i0, i1, dots, have_dots, compact, every, certify):
-    """K[i0:i1, j] for j >= i, mirrored below the diagonal; ``dots[a, j - i0]`` holds
-    x_{i0+a}.x_j when ``have_dots``, else each value is computed here (from ``compact``). Each
-    value from ``dots`` is certified by ``_certified_values`` from ``_approximate_gaussians``, or
-    else computed by libm's exp, from ``row_dot`` where ``certify`` (a BLAS product's float
-    dots; ``norms`` are the rows' norms), else from ``dots`` (exact)."""
-    n = X.shape[0]
+@njit(cache=True, nogil=True)
+def _gram_panel(K, X, sqnorm, norms, gamma, i0, i1, j0, j1, dots, have_dots, compact, every, certify):
+    """K[i, j] for i0 <= i < i1 and max(i, j0) <= j < j1, mirrored below the diagonal;
+    ``dots[a, b]`` holds x_{i0+a}.x_{j0+b} when ``have_dots``, else each value is computed here
+    (from ``compact``). Each value from ``dots`` is certified by ``_certified_values`` from
+    ``_approximate_gaussians``, or else computed by libm's exp, from ``row_dot`` where ``certify``
+    (a BLAS product's float dots; ``norms`` are the rows' norms), else from ``dots`` (exact)."""
     features = X.shape[1]
-    for t in prange((n - i0 + GRAM_TILE_COLS - 1) // GRAM_TILE_COLS):
-        j0 = i0 + t * GRAM_TILE_COLS
-        j1 = min(n, j0 + GRAM_TILE_COLS)
-        approximate = np.empty(GRAM_TILE_COLS)
-        for s0 in range(i0, min(i1, j1), GRAM_STRIPE_ROWS):
-            s1 = min(i1, j1, s0 + GRAM_STRIPE_ROWS)
+    approximate = np.empty(GRAM_TILE_COLS)
+    for t0 in range(j0, j1, GRAM_TILE_COLS):
+        t1 = min(j1, t0 + GRAM_TILE_COLS)
+        for s0 in range(i0, min(i1, t1), GRAM_STRIPE_ROWS):
+            s1 = min(i1, t1, s0 + GRAM_STRIPE_ROWS)
             for i in range(s0, s1):
-                lo = max(i, j0)
+                lo = max(i, t0)
                 if not have_dots:
-                    kernel_values(K[i, lo:j1], X, sqnorm, gamma, i, every[lo:j1], compact)
+                    kernel_values(K[i, lo:t1], X, sqnorm, gamma, i, every[lo:t1], compact)
                     continue
-                row_dots = dots[i - i0, lo - i0:j1 - i0]
-                _approximate_gaussians(approximate[:j1 - lo], sqnorm[i], sqnorm[lo:j1], row_dots, gamma)
-                _certified_values(K[i, lo:j1], sqnorm[i], sqnorm[lo:j1], norms[i], norms[lo:j1], row_dots, gamma,
-                                  features, certify, approximate[:j1 - lo])
-                for j in range(lo, j1):
+                row_dots = dots[i - i0, lo - j0:t1 - j0]
+                _approximate_gaussians(approximate[:t1 - lo], sqnorm[i], sqnorm[lo:t1], row_dots, gamma)
+                _certified_values(K[i, lo:t1], sqnorm[i], sqnorm[lo:t1], norms[i], norms[lo:t1], row_dots, gamma,
+                                  features, certify, approximate[:t1 - lo])
+                for j in range(lo, t1):
                     if i == j:
                         K[i, j] = 1.0
                     elif np.isnan(K[i, j]):
                         K[i, j] = _stored_gaussian(sqnorm[i], sqnorm[j],
                                                    row_dot(X, i, X, j) if certify else row_dots[j - lo], gamma)
-            for j in range(max(s0 + 1, j0), j1):
+            for j in range(max(s0 + 1, t0), t1):
                 for i in range(s0, min(s1, j)):
                     K[j, i] = K[i, j]
+
+
+def _fill_panels(K, X, sqnorm, norms, gamma, gemm_rows, dots, compact, certify) -> None:
+    """Every panel of K's upper triangle by ``_gram_panel``, mirrored, on Numba's thread count of
+    threads: its dot products from ``dots`` (n x n) where given, else by BLAS from ``gemm_rows``
+    where given, else none (each value computed from ``compact``)."""
+    n = K.shape[0]
+    have_dots = dots is not None or gemm_rows is not None
+    dtype = dots.dtype if dots is not None else gemm_rows.dtype if gemm_rows is not None else np.float64
+    panels = [(i0, j0) for i0 in range(0, n, GRAM_PANEL_ROWS) for j0 in range(i0, n, GRAM_PANEL_COLS)]
+    remaining = iter(panels)
+    taking = threading.Lock()
+    every = np.arange(n)
+
+    def fill() -> None:
+        buffer = np.empty(GRAM_PANEL_ROWS * GRAM_PANEL_COLS if have_dots else 0, dtype=dtype)
+        while True:
+            with taking:
+                panel = next(remaining, None)
+            if panel is None:
+                return
+            i0, j0 = panel
+            i1, j1 = min(n, i0 + GRAM_PANEL_ROWS), min(n, j0 + GRAM_PANEL_COLS)
+            panel_dots = buffer[:(i1 - i0) * (j1 - j0) if have_dots else 0].reshape(-1, j1 - j0)
+            if dots is not None:
+                panel_dots[...] = dots[i0:i1, j0:j1]
+            elif gemm_rows is not None:
+                np.matmul(gemm_rows[i0:i1], gemm_rows[j0:j1].T, out=panel_dots)
+            _gram_panel(K, X, sqnorm, norms, gamma, i0, i1, j0, j1, panel_dots, have_dots, compact, every,
+                        certify)
+
+    workers = min(numba.get_num_threads(), len(panels))
+    with blas_threads(0):
+        if workers <= 1:
+            fill()
+            return
+        with ThreadPoolExecutor(workers, thread_name_prefix="alphaseed-gram") as pool:
+            for done in [pool.submit(fill) for _ in range(workers)]:
+                done.result()
 
 
 # float32 holds every integer up to 2**24: where two rows' squared norms stay within it, every
@@ -168,8 +213,8 @@ def _gram_redo_rows(K, sqnorm, gamma, rows, dots):
 # 0.0, found without a dot product. Sorted by norm, the rows a row can reach form a band, a
 # small part of the matrix where the norms spread far beyond the kernel's reach.
 # The band is computed where it is at most this share of the triangle: its non-zero values land
-# in rows and columns scattered across the matrix, where the blocks above write whole lines, so
-# a band's value costs more than a block's. Half the triangle is where the band breaks even in
+# in rows and columns scattered across the matrix, where the panels above write whole lines, so
+# a band's value costs more than a panel's. Half the triangle is where the band breaks even in
 # the worst case, every value non-zero.
 GRAM_BAND_MAX_SHARE = 0.5
 # Norm-sorted rows of a band tile: one GEMM against the tile's reach.
@@ -266,17 +311,17 @@ def product_features(X) -> np.ndarray:
 
 def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | None = None,
                 compact: tuple | None = None):
-    """The full float32 kernel matrix in row blocks, each value computed once and mirrored.
+    """The full float32 kernel matrix in panels, each value computed once and mirrored.
 
     Binary data whose ``compact`` rows (``compact_rows``) are bit sets look every value up by
-    distance. Otherwise a block's dot products come from one matrix product: with ``use_blas``
+    distance. Otherwise a panel's dot products come from one matrix product: with ``use_blas``
     (see ``blas_dots_are_exact``) exact ones (in float32 where that is exact, see
     FLOAT32_EXACT_NORM), without it float64 ones, each value certified by ``_certified_values`` or
     computed again by ``row_dot``;
     ``dots`` (``dot_matrix``), when given, holds all of them already, for several gammas over
     the same data. Where the products come from BLAS and the norms spread beyond the kernel's
     reach (``norm_band``), only the band of pairs close enough in norm is computed, the rest
-    stores 0.0 as the blocks would. The values are the same every way.
+    stores 0.0 as the panels would. The values are the same every way.
     ``out``: an n x n float32 array to fill (every value is written, whatever it held), else a
     new one.
     """
@@ -286,11 +331,7 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
         raise SolverInputError(f"the Gram matrix of {n} instances needs a C-contiguous "
                                f"({n}, {n}) float32 array, got {out.dtype} {out.shape}")
     K = new_gram(n) if out is None else out
-    block = max(1, min(n, DOT_BLOCK_BYTES // (8 * max(n, 1))))
-    no_dots = np.empty((0, 0))
     by_distance = compact is not None and compact.bits.size > 0
-    rows = compact if by_distance else dense_rows()
-    every = np.arange(n)
     beyond = np.flatnonzero(sqnorm > FLOAT32_EXACT_NORM)
     single = (use_blas and not by_distance and dots is None
               and beyond.size <= n * FLOAT32_GEMM_MAX_BEYOND)
@@ -307,16 +348,9 @@ def gram_matrix(X, sqnorm, gamma, use_blas: bool, dots=None, out: np.ndarray | N
             _gram_band_tile(K, sqnorm, gamma, order, a0, a1, b1,
                             blas_dots(gemm_rows[order[a0:a1]], gemm_rows[order[a0:b1]]))
     else:
-        for i0 in range(0, n, block):
-            i1 = min(n, i0 + block)
-            if by_distance:
-                block_dots = no_dots
-            elif dots is not None:
-                block_dots = np.ascontiguousarray(dots[i0:i1, i0:])
-            else:
-                block_dots = blas_dots(gemm_rows[i0:i1], gemm_rows[i0:]) if use_blas or certify else no_dots
-            _gram_rows(K, X, sqnorm, norms, gamma, i0, i1, block_dots, block_dots.size > 0, rows, every,
-                       certify and dots is None)
+        products = gemm_rows if dots is None and not by_distance and (use_blas or certify) else None
+        _fill_panels(K, X, sqnorm, norms, gamma, products, None if by_distance else dots,
+                     compact if by_distance else dense_rows(), certify and dots is None)
     if single and beyond.size:
         _gram_redo_rows(K, sqnorm, gamma, beyond, blas_dots(used[beyond], used))
     return K
@@ -336,9 +370,15 @@ def dot_matrix(X, use_blas: bool) -> np.ndarray:
     """Every dot product x_i.x_j in float64, as ``gram_matrix`` computes them (by BLAS where
     that is exact, else one at a time), so Gram matrices built from them are bit for bit
     its own."""
-    if use_blas:
-        used = product_features(X)
-        return blas_dots(used, used)
     D = np.empty((X.shape[0], X.shape[0]))
+    if use_blas:
+        # Never X times itself in one product: NumPy takes that to BLAS's syrk, which OpenBLAS 0.3.31
+        # (NumPy 2.4's) kills the process in on two threads from 16,000 rows of 717 features.
+        used = product_features(X)
+        for i0 in range(0, used.shape[0], GRAM_PANEL_COLS):
+            upper = blas_dots(used[i0:i0 + GRAM_PANEL_COLS], used[i0:])
+            D[i0:i0 + GRAM_PANEL_COLS, i0:] = upper
+            D[i0:, i0:i0 + GRAM_PANEL_COLS] = upper.T
+        return D
     _row_dots(D, X)
     return D
