@@ -30,13 +30,14 @@ from .values import dense_rows, gaussian_from_dot, kernel_values, row_dot
 GRAM_PANEL_ROWS = 512
 GRAM_PANEL_COLS = 2048
 
-# Columns of a Gram tile: a stripe of its rows against this many columns stays in cache while
-# their mirror image below the diagonal is written.
+# Columns of a Gram tile: a panel's rows against this many columns (1 MB of float32 at most) stay
+# in cache while their mirror image below the diagonal is written.
 GRAM_TILE_COLS = 512
-# Rows of a tile computed, then mirrored, together: a 64-byte line of float32 in every mirrored
-# row. Written one value at a time down a column, the mirror would touch a new cache line with
+# The mirror is written in squares of this many rows and columns: each line read from the tile
+# serves a whole line of every row it writes into, and those rows are written in a run of lines
+# each. Written one value at a time down a column, the mirror would touch a new cache line with
 # every value, a whole row's length from the last.
-GRAM_STRIPE_ROWS = 16
+GRAM_MIRROR_SQUARE = 32
 # Above this gamma * ||x - z||^2, exp's value is below half float32's smallest subnormal
 # (2**-150, e**-103.97) and its float32 is 0.0 whatever the double's last bits: the Gram matrix
 # stores 0.0 without calling exp, which is most values where the data lie far apart for gamma.
@@ -65,15 +66,16 @@ FLOAT32_MIN_NORMAL = 2.0**-126
 
 
 # exp(-x) for 0 <= x <= FLOAT32_ZERO_EXPONENT in a loop the compiler vectorises (libm's exp is
-# one call per value): x = n ln 2 + r with |r| <= ln 2 / 2 (Cody and Waite's two-part ln 2, whose
-# high part times any n here is exact), exp(-r) by its Taylor series to the 13th power
-# (truncation below 4e-18), times 2**-n from a table. Its relative error stays below 4e-15 (the
-# series' roundings); EXP_ERROR, far above, is what a certification allows for it.
+# one call per value): x = m ln(2) / 64 + r with |r| <= ln(2) / 128 (Cody and Waite's two-part
+# ln 2, whose high part times any m here is exact), exp(-r) by its Taylor series to the 5th power
+# (truncation below 4e-17), times 2**(-m / 64) from a table. Its relative error stays below 1e-15
+# (the series' and the table's roundings); EXP_ERROR, far above, is what a certification allows
+# for it.
 LN2_HI = 6.93147180369123816490e-01
 LN2_LO = 1.90821492927058770002e-10
-INV_LN2 = 1.0 / math.log(2.0)
-EXP_TAYLOR = np.array([1.0 / math.factorial(k) for k in range(13, -1, -1)])
-POW2_NEG = np.array([2.0**-k for k in range(160)])
+EXP_STEPS = 64
+STEPS_PER_UNIT = EXP_STEPS / math.log(2.0)
+EXP_TABLE = np.array([2.0 ** (-m / EXP_STEPS) for m in range(int(FLOAT32_ZERO_EXPONENT * STEPS_PER_UNIT) + 2)])
 EXP_ERROR = 2.0**-40
 
 
@@ -84,12 +86,10 @@ def _approximate_gaussians(out, sq_a, sq_b, dots, gamma):
     for k in range(out.shape[0]):
         x = gamma * (sq_a + sq_b[k] - 2.0 * dots[k])
         x = min(max(x, 0.0), FLOAT32_ZERO_EXPONENT)
-        n = np.floor(x * INV_LN2 + 0.5)
-        s = n * LN2_LO - (x - n * LN2_HI)
-        p = EXP_TAYLOR[0]
-        for c in range(1, EXP_TAYLOR.shape[0]):
-            p = p * s + EXP_TAYLOR[c]
-        out[k] = p * POW2_NEG[int(n)]
+        m = np.floor(x * STEPS_PER_UNIT + 0.5)
+        r = m * (LN2_LO / EXP_STEPS) - (x - m * (LN2_HI / EXP_STEPS))
+        series = (((((1.0 / 120.0) * r + 1.0 / 24.0) * r + 1.0 / 6.0) * r + 0.5) * r + 1.0) * r + 1.0
+        out[k] = series * EXP_TABLE[int(m)]
 
 
 @njit(cache=True, nogil=True)
@@ -128,26 +128,27 @@ def _gram_panel(K, X, sqnorm, norms, gamma, i0, i1, j0, j1, dots, have_dots, com
     approximate = np.empty(GRAM_TILE_COLS)
     for t0 in range(j0, j1, GRAM_TILE_COLS):
         t1 = min(j1, t0 + GRAM_TILE_COLS)
-        for s0 in range(i0, min(i1, t1), GRAM_STRIPE_ROWS):
-            s1 = min(i1, t1, s0 + GRAM_STRIPE_ROWS)
-            for i in range(s0, s1):
-                lo = max(i, t0)
-                if not have_dots:
-                    kernel_values(K[i, lo:t1], X, sqnorm, gamma, i, every[lo:t1], compact)
-                    continue
-                row_dots = dots[i - i0, lo - j0:t1 - j0]
-                _approximate_gaussians(approximate[:t1 - lo], sqnorm[i], sqnorm[lo:t1], row_dots, gamma)
-                _certified_values(K[i, lo:t1], sqnorm[i], sqnorm[lo:t1], norms[i], norms[lo:t1], row_dots, gamma,
-                                  features, certify, approximate[:t1 - lo])
-                for j in range(lo, t1):
-                    if i == j:
-                        K[i, j] = 1.0
-                    elif np.isnan(K[i, j]):
-                        K[i, j] = _stored_gaussian(sqnorm[i], sqnorm[j],
-                                                   row_dot(X, i, X, j) if certify else row_dots[j - lo], gamma)
-            for j in range(max(s0 + 1, t0), t1):
-                for i in range(s0, min(s1, j)):
-                    K[j, i] = K[i, j]
+        r1 = min(i1, t1)
+        for i in range(i0, r1):
+            lo = max(i, t0)
+            if not have_dots:
+                kernel_values(K[i, lo:t1], X, sqnorm, gamma, i, every[lo:t1], compact)
+                continue
+            row_dots = dots[i - i0, lo - j0:t1 - j0]
+            _approximate_gaussians(approximate[:t1 - lo], sqnorm[i], sqnorm[lo:t1], row_dots, gamma)
+            _certified_values(K[i, lo:t1], sqnorm[i], sqnorm[lo:t1], norms[i], norms[lo:t1], row_dots, gamma,
+                              features, certify, approximate[:t1 - lo])
+            for j in range(lo, t1):
+                if i == j:
+                    K[i, j] = 1.0
+                elif np.isnan(K[i, j]):
+                    K[i, j] = _stored_gaussian(sqnorm[i], sqnorm[j],
+                                               row_dot(X, i, X, j) if certify else row_dots[j - lo], gamma)
+        for jb in range(t0, t1, GRAM_MIRROR_SQUARE):
+            for ib in range(i0, min(r1, jb + GRAM_MIRROR_SQUARE), GRAM_MIRROR_SQUARE):
+                for j in range(jb, min(t1, jb + GRAM_MIRROR_SQUARE)):
+                    for i in range(ib, min(ib + GRAM_MIRROR_SQUARE, r1, j)):
+                        K[j, i] = K[i, j]
 
 
 def _fill_panels(K, X, sqnorm, norms, gamma, gemm_rows, dots, compact, certify) -> None:
