@@ -25,8 +25,8 @@ from .values import dense_rows, gaussian_from_dot, kernel_values, row_dot
 # A panel of the upper triangle: one thread takes its dot products by one single-threaded matrix
 # product, then their kernel values while they are still in cache, and the threads take panels in
 # turn. Threaded BLAS products of whole row blocks, each followed by a parallel loop over its values,
-# were 1.7x slower: their values came back from memory, and OpenBLAS's threads, spinning for work
-# after each product, held the cores the values' loop wanted (docs/benchmarks/results.md).
+# lose twice: the products come back from memory, and OpenBLAS's threads, spinning for work after
+# each product, hold the cores the values' loop wants (figures in docs/benchmarks/results.md).
 GRAM_PANEL_ROWS = 512
 GRAM_PANEL_COLS = 2048
 
