@@ -16,11 +16,14 @@ Each side is warmed up first on a few instances (ours compiles, the peers load),
 of the whole call is reported; ``vs_intelex`` is intelex's seconds over the row's, within the one
 invocation. The table goes to stdout and ``results/bench/multiclass.csv``.
 
-Before the first configuration, most of the machine's available memory is touched once and freed,
-untimed (``--no-warm-memory`` skips it). A virtual machine's host backs a guest page only when it is
-first touched: on the 2-core development VM a fresh 8 GB mapping took 21.9 s the first time and
-2.1 s the next, so whichever configuration ran first would pay for the whole machine's memory
-(ours, whose Gram matrix on all 60,000 digits is 14.4 GB).
+In each configuration's process, right before its timed call, most of the machine's available memory
+is touched once and freed, untimed (``--no-warm-memory`` skips it; ``warm_s`` says what it took). A
+virtual machine's host may back a guest page only while the guest uses it: the 2-core development
+VM (Firecracker, its balloon reporting free pages) hands freed memory back to its host within ten
+seconds, after which touching 8 GB again takes 16-18 s instead of 0.9 s. Unwarmed, a run would pay
+for whatever the host had taken back since the last one, a cost a machine without such a host does
+not have (ours most, whose Gram matrix on all 60,000 digits is 14.4 GB); touched sooner, as before
+the first configuration, the memory is handed back again while a process starts and compiles.
 
     python benchmarks/bench_multiclass.py --subsample 6000
     python benchmarks/bench_multiclass.py --configs ours_search intelex --threads 2
@@ -77,9 +80,10 @@ def load_digits(subsample: int | None):
     return X.toarray(), digits.astype(np.int64), entry["C"], entry["gamma"], config["seed"]
 
 
-def run_config(config: str, data: Path, k: int, threads: int, profile: bool = False) -> dict:
+def run_config(config: str, data: Path, k: int, threads: int, *, warm: bool, profile: bool = False) -> dict:
     """Runs inside the child process: one configuration's cross-validation, as a JSON line; with
-    ``profile``, its cProfile functions by own time under ``"profile"``."""
+    ``warm``, the memory touched right before it (``warm_memory``); with ``profile``, its cProfile
+    functions by own time under ``"profile"``."""
     from sklearn.model_selection import StratifiedKFold, cross_val_score
 
     saved = np.load(data)
@@ -111,13 +115,14 @@ def run_config(config: str, data: Path, k: int, threads: int, profile: bool = Fa
         def run(X_, y_, cv):
             return cross_val_score(peer, X_, y_, cv=cv, n_jobs=n_jobs)
     run(X[few], y[few], 2)
+    warm_gb, warm_s = warm_memory() if warm else (0.0, 0.0)
     profiler = cProfile.Profile() if profile else None
     start = time.perf_counter()
     if profiler is not None:
         profiler.enable()
     scores = run(X, y, folds)
     seconds = time.perf_counter() - start
-    result = {"seconds": seconds, "accuracy": 100.0 * float(np.mean(scores))}
+    result = {"seconds": seconds, "accuracy": 100.0 * float(np.mean(scores)), "warm_gb": warm_gb, "warm_s": warm_s}
     if profiler is not None:
         profiler.disable()
         text = io.StringIO()
@@ -136,31 +141,31 @@ def main() -> None:
                         help="print where each configuration's time went (cProfile, by own time; "
                              "profiling slows the Python-level calls a little)")
     parser.add_argument("--no-warm-memory", action="store_true",
-                        help="do not touch the machine's memory before the first configuration")
+                        help="do not touch the machine's memory before each timed call")
     parser.add_argument("--child", choices=CONFIGS, help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(run_config(args.child, args.data, args.k, args.threads, args.profile)))
+        print(json.dumps(run_config(args.child, args.data, args.k, args.threads,
+                                    warm=not args.no_warm_memory, profile=args.profile)))
         return
     import pandas as pd
 
     X, y, C, gamma, seed = load_digits(args.subsample)
-    if not args.no_warm_memory:
-        print("memory touched before the first configuration: {:.1f} GB in {:.1f} s".format(*warm_memory()),
-              flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder) / "digits.npz"
         np.savez(data, X=X, y=y, C=C, gamma=gamma, seed=seed)
         for config in args.configs:
             command = [sys.executable, __file__, "--child", config, "--data", str(data),
-                       "--k", str(args.k), "--threads", str(args.threads)] + ["--profile"] * args.profile
+                       "--k", str(args.k), "--threads", str(args.threads)] + ["--profile"] * args.profile \
+                + ["--no-warm-memory"] * args.no_warm_memory
             result = run_child(command, args.threads)
             profile = result.pop("profile", None)
             rows.append({"config": config, "n": len(y), "classes": int(np.unique(y).size), "k": args.k,
                          "threads": args.threads, **result})
-            print(f"{config}: {result['seconds']:.1f} s, accuracy {result['accuracy']:.2f} %", flush=True)
+            print(f"{config}: {result['seconds']:.1f} s, accuracy {result['accuracy']:.2f} % "
+                  f"(memory touched before: {result['warm_gb']:.1f} GB in {result['warm_s']:.1f} s)", flush=True)
             if profile:
                 print(profile, flush=True)
     table = pd.DataFrame(rows)
