@@ -4,6 +4,7 @@ import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -791,6 +792,29 @@ def test_a_gram_built_into_a_used_buffer_is_the_fresh_one(problem):
     with pytest.raises(SolverInputError, match="float32"):
         KernelMatrix(X, 1e-4, mode="gram", memory_budget=1 << 30,
                      gram_buffer=np.empty((400, 400)))
+
+
+def resident_bytes() -> int:
+    """This process's resident memory (Linux)."""
+    line = next(line for line in Path("/proc/self/smaps_rollup").read_text().splitlines()
+                if line.startswith("Rss:"))
+    return int(line.split()[1]) * 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="reads Linux's /proc")
+@pytest.mark.parametrize("advice_taken", [True, False])
+def test_a_new_gram_has_every_page_mapped_before_it_is_written(monkeypatch, advice_taken):
+    """Catches a new Gram matrix left to fault its pages in inside the fill's loops, whether
+    Linux takes the advice to map them (MADV_POPULATE_WRITE) or the fallback touches them."""
+    from alphaseed.kernel import gram
+
+    if not advice_taken:
+        monkeypatch.setattr(gram, "_madvise", lambda array, advice: False)
+    n = 2048
+    before = resident_bytes()
+    K = gram.new_gram(n)
+    assert K.shape == (n, n) and K.dtype == np.float32 and K.flags.c_contiguous
+    assert resident_bytes() - before >= 0.95 * K.nbytes
 
 
 @pytest.mark.parametrize("kind", ["bits", "integers", "floats"])

@@ -45,8 +45,6 @@ BLOCK_BYTES = 256 << 20
 # LibSVM's default row cache (svm-train -m), and the one rows computed from bit sets take.
 LIBSVM_CACHE_MB = 100.0
 SMALL_ROW_CACHE_MB = 2.0
-# The smallest page the operating system maps (huge pages are multiples of it).
-PAGE_BYTES = 4096
 # How far a float32 kernel value may lie from the double one prediction computes, relative to
 # it: 2**-24 is float32's rounding of that double; the same again covers a few double rounding
 # units by which the Gram's double value may differ (dot products summed in another order).
@@ -276,14 +274,9 @@ def prefaulted_gram(n: int) -> Future:
     Future
         Its result is the array, to pass as ``KernelMatrix``'s ``gram_buffer``.
     """
-    def allocate():
-        K = new_gram(n)
-        K.reshape(-1)[::PAGE_BYTES // K.itemsize] = 0.0   # one write per page faults it in
-        return K
-
     pool = ThreadPoolExecutor(max_workers=1)
     try:
-        return pool.submit(allocate)
+        return pool.submit(new_gram, n)
     finally:
         pool.shutdown(wait=False)
 
