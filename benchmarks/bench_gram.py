@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_multiclass import load_digits, warm_memory
+from bench_multiclass import load_digits
 from common import ROOT, write_csv
 
 # Rows of the untimed first build, which compiles or loads the compiled code.
@@ -67,8 +67,6 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="builds per child process")
     parser.add_argument("--rounds", type=int, default=1, help="child processes per checkout, alternated")
     parser.add_argument("--against", type=Path, help="another checkout to time alternately with this one")
-    parser.add_argument("--no-warm-memory", action="store_true",
-                        help="do not touch the machine's memory first (see bench_multiclass)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -80,8 +78,6 @@ def main() -> None:
     if args.against is not None and not (args.against / "src" / "alphaseed").is_dir():
         parser.error(f"--against {args.against}: no src/alphaseed there (a checkout's root is expected)")
     X, _, _, gamma, _ = load_digits(args.subsample)
-    if not args.no_warm_memory:
-        print("memory touched first: {:.1f} GB in {:.1f} s".format(*warm_memory()), flush=True)
     checkouts = {"this": ROOT / "src"} | ({"against": args.against / "src"} if args.against else {})
     seconds = {name: [] for name in checkouts}
     checksums = {}
