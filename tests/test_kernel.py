@@ -808,7 +808,7 @@ def test_a_new_gram_has_every_page_mapped_before_it_is_written(monkeypatch, advi
     Linux takes the advice to map them (MADV_POPULATE_WRITE) or the fallback touches them."""
     from alphaseed.kernel import gram
 
-    if not advice_taken:
+    if not advice_taken:   # Linux before 5.14, or no huge pages
         monkeypatch.setattr(gram, "_madvise", lambda array, advice: False)
     n = 2048
     before = resident_bytes()

@@ -280,7 +280,7 @@ def _zero_rows(K):
 
 
 def mapped_array(shape: tuple, dtype=np.float32) -> np.ndarray:
-    """An uninitialised array in 4 KB pages, mapped as they are first touched.
+    """An uninitialised array, its pages mapped as they are first touched, huge pages not asked for.
 
     NumPy asks Linux for huge pages on every large array (madvise), and Linux then compacts
     memory to find them when it is fragmented: a stall at the first touch that a buffer mostly
@@ -304,7 +304,8 @@ def new_gram(n: int) -> np.ndarray:
     K = mapped_array((n, n))
     if K.size == 0:
         return K
-    if not (_madvise(K, "MADV_HUGEPAGE") and _madvise(K, "MADV_POPULATE_WRITE")):
+    _madvise(K, "MADV_HUGEPAGE")   # refused where Linux has no huge pages: 4 KB ones then
+    if not _madvise(K, "MADV_POPULATE_WRITE"):   # Linux before 5.14
         K.reshape(-1)[::PAGE_BYTES // K.itemsize] = 0.0   # one write per page maps it
     return K
 
