@@ -370,6 +370,7 @@ def test_features_zero_in_every_row_are_left_out_of_the_products_and_only_those(
     X[37, 11] = 3.0
     assert gram.product_features(X).shape == (90, 9)
     np.testing.assert_array_equal(gram.product_features(X), X[:, [1, 2, 3, 6, 7, 8, 9, 10, 11]])
+    assert gram.product_features(X).flags.c_contiguous
     sq = squared_norms(X)
     one_at_a_time = gram.gram_matrix(X, sq, 0.1, False, dots=gram.dot_matrix(X, False))
     np.testing.assert_array_equal(gram.gram_matrix(X, sq, 0.1, integers), one_at_a_time)
