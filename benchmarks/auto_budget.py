@@ -18,14 +18,11 @@ import argparse
 import time
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
-from common import ROOT, load_case, write_csv
+from common import ROOT, first_training_set, write_csv
 
 
 def main() -> None:
-    from sklearn.model_selection import StratifiedKFold
-
     from alphaseed.kernel import KernelMatrix
     from alphaseed.sklearn.grid_search import C_SEED, seed_from_smaller_C
     from alphaseed.solver import SolverOptions, solve, training, warmup
@@ -42,10 +39,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "auto_budget.csv"))
     args = parser.parse_args()
     args.points = args.points or ["-5,11,9", "-9,13,11"]
-    name, _, size = args.case.partition(":")
-    X, y, _, seed = load_case(name, int(size) if size else None)
-    y = np.where(y == y.max(), 1.0, -1.0)
-    train = next(iter(StratifiedKFold(args.k, shuffle=True, random_state=seed).split(X, y)))[0]
+    X, y, train = first_training_set(args.case, args.k)
     warmup()
     smo = SolverOptions(solver="smo")
     rows = []

@@ -34,6 +34,19 @@ def load_case(name: str, subsample: int | None):
     return X, y, config["datasets"][name], config["seed"]
 
 
+def first_training_set(case: str, k: int):
+    """(X, labels -1/+1, the first training set's indices) of ``case`` (dataset[:stratified sample
+    size]): the first of the k folds of ``StratifiedKFold`` shuffled with the config seed, as
+    ``bench_search.py`` splits."""
+    import numpy as np
+    from sklearn.model_selection import StratifiedKFold
+
+    name, _, size = case.partition(":")
+    X, y, _, seed = load_case(name, int(size) if size else None)
+    y = np.where(y == y.max(), 1.0, -1.0)
+    return X, y, next(iter(StratifiedKFold(k, shuffle=True, random_state=seed).split(X, y)))[0]
+
+
 # The peers' input by the data's share of non-zero features: dense arrays from DENSE_SHARE up, CSR
 # below SPARSE_SHARE, both in between, where which is faster is not known beforehand.
 DENSE_SHARE = 0.5

@@ -18,9 +18,8 @@ import argparse
 import time
 from collections import defaultdict
 
-import numpy as np
 import pandas as pd
-from common import ROOT, load_case, write_csv
+from common import ROOT, first_training_set, write_csv
 
 # The finish's parts, by their names in alphaseed.solver.active_set (those a commit lacks are left
 # out, so that the script times older commits too), and SMO's loop in alphaseed.solver.training.
@@ -47,8 +46,6 @@ def timed(module, names, seconds, calls) -> None:
 
 
 def main() -> None:
-    from sklearn.model_selection import StratifiedKFold
-
     from alphaseed.kernel import KernelMatrix
     from alphaseed.sklearn.grid_search import C_SEED, seed_from_smaller_C
     from alphaseed.solver import SolverOptions, active_set, solve, training, warmup
@@ -62,10 +59,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "finish_parts.csv"))
     args = parser.parse_args()
-    name, _, size = args.case.partition(":")
-    X, y, _, seed = load_case(name, int(size) if size else None)
-    y = np.where(y == y.max(), 1.0, -1.0)
-    train = next(iter(StratifiedKFold(args.k, shuffle=True, random_state=seed).split(X, y)))[0]
+    X, y, train = first_training_set(args.case, args.k)
     log2_gamma, log2_C, log2_C_prev = map(float, args.point.split(","))
     C, C_prev = 2.0 ** log2_C, 2.0 ** log2_C_prev
     warmup()

@@ -155,6 +155,69 @@ def test_the_carry_reads_each_row_once_when_the_cache_cannot_keep_it():
     assert np.array_equal(small.gradient_bar, large.gradient_bar)
 
 
+def binary_problem(n=3000, seed=0):
+    """Binary features (held as bit sets, so ``auto`` is ``cache`` mode with the small row cache:
+    2 MB, 174 rows of 3,000 values; Q is 36 MB, more than the tail's cache holds) and labels a
+    noisy linear rule gives."""
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, 60)) < 0.15).astype(float)
+    score = X @ rng.normal(size=60)
+    y = np.where(score + 0.8 * rng.normal(size=n) > np.median(score), 1.0, -1.0)
+    return X, y
+
+
+def test_the_default_row_cache_grows_once_a_run_turns_out_a_tail():
+    """A run of 3.8 iterations per instance (past TAIL_ITERATIONS, 2) on bit sets: the default
+    cache computes fewer values than one held at the small size and more than one of the tail's
+    size from the start, and every cache takes the same steps to the same alpha. Would catch a
+    cache that never grows (or grows only when the caller sized it), one that starts at the
+    tail's size, and a growth that changed a step."""
+    X, y = binary_problem()
+    km = KernelMatrix(X, 0.05, mode="auto")
+    assert (km.mode, km.row_cache_mb, km.tail_row_cache_mb) == ("cache", 2.0, 32.0)
+    runs = {mb: solve(km, y, np.arange(y.size), C=1000.0, options=SolverOptions(solver="smo", cache_mb=mb))
+            for mb in (None, km.row_cache_mb, km.tail_row_cache_mb)}
+    assert runs[None].iterations > 3 * y.size
+    assert (runs[km.tail_row_cache_mb].kernel.values_computed < runs[None].kernel.values_computed
+            < runs[km.row_cache_mb].kernel.values_computed)
+    for run in runs.values():
+        assert run.iterations == runs[None].iterations
+        assert np.array_equal(run.alpha, runs[None].alpha)
+
+
+def test_a_run_short_of_a_tail_keeps_the_small_row_cache():
+    """A run of 0.48 iterations per instance whose small cache evicts rows computes exactly the
+    values of a cache held at the small size. Would catch a cache that starts larger, or grows
+    after TAIL_ITERATIONS iterations rather than that many per instance."""
+    X, y = binary_problem()
+    km = KernelMatrix(X, 0.05, mode="auto")
+    default, small = (solve(km, y, np.arange(y.size), C=1.0, options=SolverOptions(solver="smo", cache_mb=mb))
+                      for mb in (None, km.row_cache_mb))
+    assert default.iterations < y.size and small.kernel.evictions > 0
+    assert default.kernel.values_computed == small.kernel.values_computed
+
+
+def test_a_training_set_whose_whole_q_fits_the_tails_cache_starts_with_it():
+    """1,500 instances (Q 9 MB), a short run: the default computes what a 32 MB cache computes
+    (each row once), fewer values than the small cache. Would catch a small training set left to
+    the small cache until its tail."""
+    X, y = binary_problem(1500)
+    km = KernelMatrix(X, 0.05, mode="auto")
+    runs = {mb: solve(km, y, np.arange(y.size), C=1.0, options=SolverOptions(solver="smo", cache_mb=mb))
+            for mb in (None, km.row_cache_mb, km.tail_row_cache_mb)}
+    assert runs[None].iterations < y.size
+    assert (runs[None].kernel.values_computed == runs[km.tail_row_cache_mb].kernel.values_computed
+            < runs[km.row_cache_mb].kernel.values_computed)
+
+
+def test_only_rows_from_bit_sets_grow_their_cache():
+    """Dense data keep LibSVM's 100 MB whatever the run. Would catch every kernel growing its cache."""
+    X, _ = problem()
+    for mode in ("cache", "gram"):
+        km = KernelMatrix(X, 0.5, mode=mode)
+        assert km.tail_row_cache_mb == km.row_cache_mb == 100.0
+
+
 def test_each_round_records_its_kernel_counts():
     """A run record carries each round's counts (null for LibSVM), and a record written before
     they were counted still validates. Would catch the counts lost on the way to the record."""

@@ -43,6 +43,7 @@ from .row_cache import (
     cache_together,
     cached_q,
     new_cache,
+    raise_budget,
 )
 from .row_source import (
     GRAM,

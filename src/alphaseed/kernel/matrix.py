@@ -45,6 +45,10 @@ BLOCK_BYTES = 256 << 20
 # LibSVM's default row cache (svm-train -m), and the one rows computed from bit sets take.
 LIBSVM_CACHE_MB = 100.0
 SMALL_ROW_CACHE_MB = 2.0
+# What the small cache grows to once a run turns out a tail: SMO then revisits the same violators'
+# rows, which a few hundred cached rows serve; and its start where it holds a training set's whole
+# Q, each row then computed once (docs: Kernel, "A small row cache").
+TAIL_ROW_CACHE_MB = 32.0
 # How far a float32 kernel value may lie from the double one prediction computes, relative to
 # it: 2**-24 is float32's rounding of that double; the same again covers a few double rounding
 # units by which the Gram's double value may differ (dot products summed in another order).
@@ -342,7 +346,18 @@ class KernelMatrix:
         """The row cache a training run on this kernel takes by default, in MB: a small one where rows
         are computed from bit sets (a row costs less to compute again than to read back from a large
         cache; docs: Kernel modes and threads), else LibSVM's 100."""
-        return SMALL_ROW_CACHE_MB if self.mode == "cache" and self.compact_rows.bits.size else LIBSVM_CACHE_MB
+        return SMALL_ROW_CACHE_MB if self._rows_from_bit_sets else LIBSVM_CACHE_MB
+
+    @property
+    def tail_row_cache_mb(self) -> float:
+        """What the default row cache grows to, in MB, once a run has made ``TAIL_ITERATIONS`` per
+        instance, or starts at where it holds the training set's whole Q (``solve``):
+        ``TAIL_ROW_CACHE_MB`` where rows are computed from bit sets, else ``row_cache_mb``."""
+        return TAIL_ROW_CACHE_MB if self._rows_from_bit_sets else self.row_cache_mb
+
+    @property
+    def _rows_from_bit_sets(self) -> bool:
+        return self.mode == "cache" and self.compact_rows.bits.size > 0
 
     def block(self, rows, cols) -> np.ndarray:
         """The float32 matrix K[rows][:, cols], read or computed as the mode keeps it.

@@ -146,6 +146,12 @@ def acquire(cache, key, length):
 
 
 @njit(cache=True, nogil=True)
+def raise_budget(cache, values):
+    """Let ``cache`` hold ``values`` more kernel values than its budget did."""
+    cache.counts[BUDGET] += values
+
+
+@njit(cache=True, nogil=True)
 def count_request(counts, start, length):
     """Count a request for a row's first ``length`` values, of which ``start`` are computed."""
     counts[REQUESTS] += 1

@@ -20,6 +20,10 @@ AUTO_SMO_MIN_ITERATIONS = 25_000
 # large-C points (5-fold, 4,000 instances), against SMO's budget of 10 iterations per instance, the
 # direct start won at 0.09-0.21 and lost at 0.26-0.34 (docs/benchmarks/results.md).
 AUTO_DIRECT_FREE_SHARE = 0.22
+# SMO iterations per training instance after which the default row cache grows to the kernel's
+# ``tail_row_cache_mb``. Runs at the paper's settings converge in under 2 (above) and a larger
+# cache slows them (its rows come from memory, not L2); a tail revisits its violators' rows.
+TAIL_ITERATIONS = 2
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,9 @@ class SolverOptions:
         LibSVM's stopping tolerance: SMO stops when the maximal violating pair's gap is below it.
     cache_mb : float or None, default None
         The memory of the solver's row cache per training run, in MB (LibSVM's ``-m``); None
-        takes the kernel's ``row_cache_mb``: 2 where rows are computed from bit sets, else 100.
+        takes the kernel's ``row_cache_mb``: 2 where rows are computed from bit sets, else 100;
+        the 2 MB grow to 32 once a run has made ``TAIL_ITERATIONS`` per training instance, and
+        start at 32 where that holds the training set's whole Q.
     shrinking : bool, default True
         LibSVM's shrinking heuristic (``-h``).
     max_iter : int or None, default None

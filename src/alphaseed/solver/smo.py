@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..kernel import VALUES_COMPUTED
+from ..kernel import VALUES_COMPUTED, raise_budget
 from .selection import max_up, select_working_set, update_gradient
 from .shrinking import do_shrinking, unshrink
 from .state import (
@@ -164,11 +164,14 @@ def calculate_rho(active, y, status, G, alpha, C_positive, C_negative):
 
 
 @njit(cache=True, nogil=True)
-def smo_loop(state, rows_rest, cache_rows, shared_rows, C_positive, C_negative, eps, shrinking, max_iter):
+def smo_loop(state, rows_rest, cache_rows, shared_rows, C_positive, C_negative, eps, shrinking, max_iter,
+             growth_after, growth_values):
     """Run SMO from a state whose gradient is initialised; arrays are permuted in place.
 
     ``C_positive`` and ``C_negative`` bound the alphas of the +1 and the -1 instances (LibSVM's
-    Cp and Cn: C times each class's weight).
+    Cp and Cn: C times each class's weight). Once ``growth_after`` iterations are done, the row
+    cache's budget grows by ``growth_values`` kernel values (0: never); the cache changes which
+    rows are computed again, never the values or the steps.
 
     Returns (rho, objective, iterations, cap_hit); ``state.perm[p]`` is the caller's position
     of the instance now at position p.
@@ -187,6 +190,9 @@ def smo_loop(state, rows_rest, cache_rows, shared_rows, C_positive, C_negative, 
         counter -= 1
         if counter == 0:
             counter = min(l, 1000)
+            if growth_values > 0 and it >= growth_after:
+                raise_budget(rows.cache, growth_values)
+                growth_values = 0
             if shrinking:
                 active, unshrunk = do_shrinking(state, rows, active, eps, unshrunk)
                 up_known = False

@@ -14,7 +14,9 @@ from ..kernel import (
 )
 from .active_set import finish, libsvm_rho
 from .carry import carry_gradient
-from .options import AUTO_DIRECT_FREE_SHARE, AUTO_SMO_ITERATIONS, AUTO_SMO_MIN_ITERATIONS, SOLVERS, SolverOptions
+from .options import (
+    AUTO_DIRECT_FREE_SHARE, AUTO_SMO_ITERATIONS, AUTO_SMO_MIN_ITERATIONS, SOLVERS, TAIL_ITERATIONS, SolverOptions,
+)
 from .penalty import check_C, class_bounds, upper_bounds
 from .smo import smo_loop
 from .state import (
@@ -215,8 +217,8 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
     # LibSVM's svm_train groups a -1/+1 training set by class, the +1 instances first, each
     # class in its given order; solving in that order keeps ties and iteration counts equal.
     order = np.concatenate([np.flatnonzero(y_train > 0), np.flatnonzero(y_train < 0)])
-    rows = kernel_rows(kernel, index[order], y_train[order],
-                       new_cache(l, (options.cache_mb or kernel.row_cache_mb) * (1 << 20)))   # 0 was refused
+    cache_mb, growth_mb = _row_cache_mb(kernel, options, l)
+    rows = kernel_rows(kernel, index[order], y_train[order], new_cache(l, cache_mb * (1 << 20)))
     t0 = time.perf_counter()
     carried = None if previous is None else carry_gradient(kernel, y, previous, index, alpha, C, rows)
     alpha = alpha[order]
@@ -226,7 +228,8 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
     state = new_state(alpha, G, G_bar, upper_bounds(y_train[order], C), get_num_threads())
     max_iter = _iteration_cap(options, l)
     rho, objective, iterations, cap_hit = smo_loop(state, *rows_apart(rows), *C, float(options.eps),
-                                                   bool(options.shrinking), int(max_iter))
+                                                   bool(options.shrinking), int(max_iter),
+                                                   TAIL_ITERATIONS * l, int(growth_mb * (1 << 20) // 4))
     t2 = time.perf_counter()
     alpha_out, grad_out, grad_bar_out = (_in_caller_order(v, order[state.perm]) for v in (alpha, G, G_bar))
     return SolveResult(
@@ -236,6 +239,19 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
         n_sv=int(np.count_nonzero(alpha_out > 0)),
         n_bounded_sv=int(np.count_nonzero(alpha_out >= upper_bounds(y_train, C))),
         kernel=_kernel_counts(rows.cache.counts, state.events, init_values, carried is not None, values_outside))
+
+
+def _row_cache_mb(kernel: KernelMatrix, options: SolverOptions, l: int) -> tuple[float, float]:
+    """The row cache's MB at the start of an SMO run on l instances, and what it grows by once the
+    run has made ``TAIL_ITERATIONS`` per instance. A cache the caller sized stays that size. The
+    default starts at the kernel's ``row_cache_mb`` and grows to its ``tail_row_cache_mb``, or
+    starts there where that holds all of Q (l x l float32 values): each row is then computed once."""
+    if options.cache_mb:   # 0 was refused
+        return options.cache_mb, 0.0
+    start, tail = kernel.row_cache_mb, kernel.tail_row_cache_mb
+    if 4 * l * l <= tail * (1 << 20):
+        start = max(start, tail)
+    return start, tail - start
 
 
 def _iteration_cap(options: SolverOptions, l: int) -> int:
