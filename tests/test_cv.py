@@ -304,11 +304,11 @@ def test_predictions_are_identical_in_every_kernel_mode(integer_features):
 
 def test_auto_takes_cache_mode_and_its_small_row_cache_through_cross_validate():
     """Catches cross_validate resolving auto without the bit sets (binary data would build the Gram matrix) or
-    keeping LibSVM's 100 MB row cache there, and a record that loses the mode the user asked for."""
+    keeping LibSVM's 100 MB row cache there (the record holds the 32 MB its caches may grow to), and a record that loses the mode the user asked for."""
     rng = np.random.default_rng(5)
     y = np.where(rng.random(90) < 0.5, 1.0, -1.0)
     X = (rng.random((90, 30)) < 0.2 + 0.2 * (y[:, None] > 0)).astype(float)
     result = cross_validate(X, y, 1.0, 0.1, 5, "sir")
-    assert (result.kernel_mode, result.cache_mb, result.requested_kernel_mode) == ("cache", 2.0, "auto")
+    assert (result.kernel_mode, result.cache_mb, result.requested_kernel_mode) == ("cache", 32.0, "auto")
     floats = cross_validate(X + 0.5 * rng.random(X.shape), y, 1.0, 0.1, 5, "sir")
     assert (floats.kernel_mode, floats.cache_mb) == ("gram", 100.0)

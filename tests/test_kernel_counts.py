@@ -166,16 +166,18 @@ def binary_problem(n=3000, seed=0):
     return X, y
 
 
-def test_the_default_row_cache_grows_once_a_run_turns_out_a_tail():
+@pytest.mark.parametrize("shrinking", [True, False])
+def test_the_default_row_cache_grows_once_a_run_turns_out_a_tail(shrinking):
     """A run of 3.8 iterations per instance (past TAIL_ITERATIONS, 2) on bit sets: the default
     cache computes fewer values than one held at the small size and more than one of the tail's
     size from the start, and every cache takes the same steps to the same alpha. Would catch a
-    cache that never grows (or grows only when the caller sized it), one that starts at the
-    tail's size, and a growth that changed a step."""
+    cache that never grows (or grows only when the caller sized it, or only with shrinking on),
+    one that starts at the tail's size, and a growth that changed a step."""
     X, y = binary_problem()
     km = KernelMatrix(X, 0.05, mode="auto")
     assert (km.mode, km.row_cache_mb, km.tail_row_cache_mb) == ("cache", 2.0, 32.0)
-    runs = {mb: solve(km, y, np.arange(y.size), C=1000.0, options=SolverOptions(solver="smo", cache_mb=mb))
+    runs = {mb: solve(km, y, np.arange(y.size), C=1000.0,
+                      options=SolverOptions(solver="smo", cache_mb=mb, shrinking=shrinking))
             for mb in (None, km.row_cache_mb, km.tail_row_cache_mb)}
     assert runs[None].iterations > 3 * y.size
     assert (runs[km.tail_row_cache_mb].kernel.values_computed < runs[None].kernel.values_computed
@@ -185,16 +187,32 @@ def test_the_default_row_cache_grows_once_a_run_turns_out_a_tail():
         assert np.array_equal(run.alpha, runs[None].alpha)
 
 
-def test_a_run_short_of_a_tail_keeps_the_small_row_cache():
-    """A run of 0.48 iterations per instance whose small cache evicts rows computes exactly the
-    values of a cache held at the small size. Would catch a cache that starts larger, or grows
+@pytest.mark.parametrize(("gamma", "C", "per_instance", "grows"),
+                         [(0.05, 1.0, (0.4, 0.6), False), (0.02, 10.0, (1.4, 1.6), False),
+                          (0.05, 10.0, (2.2, 2.4), True)])
+def test_the_row_cache_grows_after_two_iterations_per_instance(gamma, C, per_instance, grows):
+    """Runs of 0.48, 1.51 and 2.27 iterations per instance whose small cache evicts rows: the
+    first two compute exactly the values of a cache held at the small size, the third does not.
+    Would catch a cache that starts larger, or grows after 1 or 3 iterations per instance, or
     after TAIL_ITERATIONS iterations rather than that many per instance."""
     X, y = binary_problem()
-    km = KernelMatrix(X, 0.05, mode="auto")
-    default, small = (solve(km, y, np.arange(y.size), C=1.0, options=SolverOptions(solver="smo", cache_mb=mb))
+    km = KernelMatrix(X, gamma, mode="auto")
+    default, small = (solve(km, y, np.arange(y.size), C=C, options=SolverOptions(solver="smo", cache_mb=mb))
                       for mb in (None, km.row_cache_mb))
-    assert default.iterations < y.size and small.kernel.evictions > 0
-    assert default.kernel.values_computed == small.kernel.values_computed
+    assert per_instance[0] < default.iterations / y.size < per_instance[1] and small.kernel.evictions > 0
+    assert (default.kernel.values_computed != small.kernel.values_computed) == grows
+
+
+def test_the_row_cache_starts_large_up_to_2896_instances():
+    """32 MB hold all of Q, l x l float32 values, up to l = 2,896; a cache the caller sized is
+    that size throughout. Would catch Q counted in float64 values (2,048) or the start rule
+    applied to a caller's size."""
+    from alphaseed.solver.training import _row_cache_mb
+
+    km = KernelMatrix(binary_problem(200)[0], 0.05, mode="auto")
+    assert _row_cache_mb(km, SolverOptions(), 2896) == (32.0, 32.0)
+    assert _row_cache_mb(km, SolverOptions(), 2897) == (2.0, 32.0)
+    assert _row_cache_mb(km, SolverOptions(cache_mb=5.0), 100) == (5.0, 5.0)
 
 
 def test_a_training_set_whose_whole_q_fits_the_tails_cache_starts_with_it():

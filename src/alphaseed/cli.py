@@ -60,7 +60,7 @@ def _data_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--eps", type=float, help="stopping tolerance (default: config, or 0.001)")
     command.add_argument("--cache-mb", type=float,
                          help="kernel row cache in MB (default: config, else the solver's: 2 where "
-                              "rows are computed from bit sets, else 100)")
+                              "rows are computed from bit sets, growing to 32 in SMO's tail, else 100)")
     command.add_argument("--no-shrinking", action="store_true",
                          help="switch LibSVM's shrinking off")
     command.add_argument("--kernel-mode", choices=("cache", "shared", "gram", "auto"),

@@ -445,7 +445,8 @@ class _SolverEngine:
                                    memory_budget=self._memory_budget, gram_buffer=buffer)
         self.seconds_kernel = time.perf_counter() - start
         self.kernel_mode = self.kernel.mode
-        self.cache_mb = self._options.cache_mb or self.kernel.row_cache_mb
+        # The most a round's row cache takes: the default on bit sets starts smaller (``solve``).
+        self.cache_mb = self._options.cache_mb or self.kernel.tail_row_cache_mb
         if self._from_full_model:
             everything = trained_on(self._splits)
             kept = journal.full_model() if journal is not None else None

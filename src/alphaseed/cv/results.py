@@ -68,7 +68,8 @@ class CVResult:
     n_folds, n, dim : int
         The number of rounds in all, of instances, and of features.
     C, gamma, eps, cache_mb : float
-        The penalty, the kernel's gamma, the stopping tolerance and the row cache's MB.
+        The penalty, the kernel's gamma, the stopping tolerance and the row cache's MB (the
+        most a round's cache takes: the default on bit sets starts at 2 and grows to it in a tail).
     shrinking : bool
         LibSVM's shrinking.
     seed : int

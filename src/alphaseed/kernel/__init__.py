@@ -30,6 +30,7 @@ from .matrix import (
 )
 from .products import ExactKernel, gathered_times, kernel_cross_times
 from .row_cache import (
+    BUDGET,
     EVICTIONS,
     HITS,
     REQUESTS,

@@ -125,8 +125,9 @@ class SVC(ClassifierMixin, BaseEstimator):
         LibSVM's stopping tolerance eps.
     cache_size : float or None, default None
         The solver's kernel row cache, in MB; None: 2 where rows are computed from bit sets (binary
-        data), growing to 32 once a run turns out a tail (``KernelMatrix.tail_row_cache_mb``), else
-        100 (``KernelMatrix.row_cache_mb``).
+        data), growing to 32 once a run has made 2 iterations per training instance, and 32 from
+        the start on up to 2,896 training instances (``KernelMatrix.tail_row_cache_mb``), else 100
+        (``KernelMatrix.row_cache_mb``).
     shrinking : bool, default True
         LibSVM's shrinking.
     class_weight : dict, "balanced" or None, default None

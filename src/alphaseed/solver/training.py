@@ -10,7 +10,7 @@ from numba import get_num_threads
 
 from ..errors import SolverInputError
 from ..kernel import (
-    EVICTIONS, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED, KernelMatrix, new_cache,
+    BUDGET, EVICTIONS, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED, KernelMatrix, new_cache,
 )
 from .active_set import finish, libsvm_rho
 from .carry import carry_gradient
@@ -217,8 +217,10 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
     # LibSVM's svm_train groups a -1/+1 training set by class, the +1 instances first, each
     # class in its given order; solving in that order keeps ties and iteration counts equal.
     order = np.concatenate([np.flatnonzero(y_train > 0), np.flatnonzero(y_train < 0)])
-    cache_mb, growth_mb = _row_cache_mb(kernel, options, l)
+    cache_mb, tail_mb = _row_cache_mb(kernel, options, l)
     rows = kernel_rows(kernel, index[order], y_train[order], new_cache(l, cache_mb * (1 << 20)))
+    # new_cache raises a budget to two full rows: the growth is counted from what it holds
+    growth_values = max(0, max(int(tail_mb * (1 << 20) // 4), 2 * l) - int(rows.cache.counts[BUDGET]))
     t0 = time.perf_counter()
     carried = None if previous is None else carry_gradient(kernel, y, previous, index, alpha, C, rows)
     alpha = alpha[order]
@@ -229,7 +231,7 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
     max_iter = _iteration_cap(options, l)
     rho, objective, iterations, cap_hit = smo_loop(state, *rows_apart(rows), *C, float(options.eps),
                                                    bool(options.shrinking), int(max_iter),
-                                                   TAIL_ITERATIONS * l, int(growth_mb * (1 << 20) // 4))
+                                                   TAIL_ITERATIONS * l, growth_values)
     t2 = time.perf_counter()
     alpha_out, grad_out, grad_bar_out = (_in_caller_order(v, order[state.perm]) for v in (alpha, G, G_bar))
     return SolveResult(
@@ -242,16 +244,16 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
 
 
 def _row_cache_mb(kernel: KernelMatrix, options: SolverOptions, l: int) -> tuple[float, float]:
-    """The row cache's MB at the start of an SMO run on l instances, and what it grows by once the
-    run has made ``TAIL_ITERATIONS`` per instance. A cache the caller sized stays that size. The
-    default starts at the kernel's ``row_cache_mb`` and grows to its ``tail_row_cache_mb``, or
-    starts there where that holds all of Q (l x l float32 values): each row is then computed once."""
+    """The row cache's MB at the start of an SMO run on l instances, and once the run has made
+    ``TAIL_ITERATIONS`` per instance. A cache the caller sized stays that size. The default starts
+    at the kernel's ``row_cache_mb`` and grows to its ``tail_row_cache_mb``, or starts there where
+    that holds all of Q (l x l float32 values): each row is then computed once."""
     if options.cache_mb:   # 0 was refused
-        return options.cache_mb, 0.0
+        return options.cache_mb, options.cache_mb
     start, tail = kernel.row_cache_mb, kernel.tail_row_cache_mb
     if 4 * l * l <= tail * (1 << 20):
         start = max(start, tail)
-    return start, tail - start
+    return start, tail
 
 
 def _iteration_cap(options: SolverOptions, l: int) -> int:
