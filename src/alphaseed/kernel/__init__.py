@@ -30,7 +30,6 @@ from .matrix import (
 )
 from .products import ExactKernel, gathered_times, kernel_cross_times
 from .row_cache import (
-    BUDGET,
     EVICTIONS,
     HITS,
     REQUESTS,
@@ -42,6 +41,7 @@ from .row_cache import (
     cache_swap_columns,
     cache_swap_keys,
     cache_together,
+    budget_values,
     cached_q,
     new_cache,
     raise_budget,

@@ -78,9 +78,15 @@ def new_cache(keys: int, budget_bytes: float) -> RowCache:
     RowCache
     """
     counts = np.zeros(N_COUNTS + 1, dtype=np.int64)
-    counts[BUDGET] = max(int(budget_bytes // 4), 2 * keys)
+    counts[BUDGET] = budget_values(keys, budget_bytes)
     lru = np.full((2, keys + 1), keys, dtype=np.int64)
     return RowCache(_empty_rows(keys), np.zeros(keys, dtype=np.int64), lru, counts)
+
+
+def budget_values(keys: int, budget_bytes: float) -> int:
+    """The float32 values a cache of ``keys`` rows holds within ``budget_bytes``: at least two
+    full rows, as LibSVM raises it, so that a working pair always fits."""
+    return max(int(budget_bytes // 4), 2 * keys)
 
 
 # Numba types a tuple argument that holds a typed List in Python, on every call from Python,

@@ -10,7 +10,8 @@ from numba import get_num_threads
 
 from ..errors import SolverInputError
 from ..kernel import (
-    BUDGET, EVICTIONS, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED, KernelMatrix, new_cache,
+    EVICTIONS, HITS, REQUESTS, ROWS_COMPUTED, ROWS_EXTENDED, VALUES_COMPUTED, KernelMatrix, budget_values,
+    new_cache,
 )
 from .active_set import finish, libsvm_rho
 from .carry import carry_gradient
@@ -219,8 +220,7 @@ def solve(kernel: KernelMatrix, y: np.ndarray, index: np.ndarray, C, *, alpha0=N
     order = np.concatenate([np.flatnonzero(y_train > 0), np.flatnonzero(y_train < 0)])
     cache_mb, tail_mb = _row_cache_mb(kernel, options, l)
     rows = kernel_rows(kernel, index[order], y_train[order], new_cache(l, cache_mb * (1 << 20)))
-    # new_cache raises a budget to two full rows: the growth is counted from what it holds
-    growth_values = max(0, max(int(tail_mb * (1 << 20) // 4), 2 * l) - int(rows.cache.counts[BUDGET]))
+    growth_values = budget_values(l, tail_mb * (1 << 20)) - budget_values(l, cache_mb * (1 << 20))
     t0 = time.perf_counter()
     carried = None if previous is None else carry_gradient(kernel, y, previous, index, alpha, C, rows)
     alpha = alpha[order]
