@@ -32,7 +32,8 @@ results: $(STAMP)
 # from a clean checkout of TAG in .sitting/ (so every record and journal names TAG), on this checkout's
 # prepared data; summaries and journals land in this checkout's reproduction/, to commit as they come.
 # A later sitting, here or on a fresh clone, resumes from them: finished jobs are not planned again, and
-# a job cut short resumes at its first unfinished round. SNAKEMAKE_ARGS: more options (--prioritize FILE...).
+# a job cut short resumes at its first unfinished round. SNAKEMAKE_ARGS: more options or target files
+# (absolute paths: the jobs run in .sitting/), before --config, which takes every word after it.
 # PUBLISH_DIR: where they land; a new tag's run goes to reproduction/next/ so that the published folder
 # stays whole, one commit's, until the new run replaces it.
 SITTING := .sitting
@@ -46,7 +47,7 @@ sitting: $(STAMP)
 	test "$$(git -C $(SITTING) rev-parse HEAD)" = "$$(git rev-parse '$(TAG)^{commit}')"
 	mkdir -p data/processed && ln -sfn $(CURDIR)/data/processed $(SITTING)/data/processed
 	cd $(SITTING) && PYTHONPATH=$(CURDIR)/$(SITTING)/src $(CURDIR)/$(VENV)/bin/snakemake --cores $(CORES) \
-		--config publish_dir=$(CURDIR)/$(PUBLISH_DIR) $(SNAKEMAKE_ARGS)
+		$(SNAKEMAKE_ARGS) --config publish_dir=$(CURDIR)/$(PUBLISH_DIR)
 
 # make docs: the documentation site -> docs/_build/html (warnings are errors, all of them reported).
 # The API pages' stubs are regenerated each time: a stub left from a removed object would fail it.
