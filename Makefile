@@ -35,8 +35,10 @@ results: $(STAMP)
 # a job cut short resumes at its first unfinished round. SNAKEMAKE_ARGS: more options or target files
 # (absolute paths: the jobs run in .sitting/), before --config, which takes every word after it.
 # PUBLISH_DIR: where they land; a new tag's run goes to reproduction/next/ so that the published folder
-# stays whole, one commit's, until the new run replaces it.
+# stays whole, one commit's, until the new run replaces it. MINUTES: the sitting's time; its targets are
+# then the jobs `alphaseed sitting` picks (whole groups of one dataset and k first: one machine's ratios).
 SITTING := .sitting
+SITTING_TARGETS := $(CURDIR)/results/sitting-targets.txt
 PUBLISH_DIR ?= reproduction
 sitting: $(STAMP)
 	test -n "$(TAG)" || { echo "make sitting: give TAG, the tagged commit of the run" >&2; exit 2; }
@@ -46,8 +48,10 @@ sitting: $(STAMP)
 	test -d $(SITTING) || git worktree add --detach $(SITTING) $(TAG)
 	test "$$(git -C $(SITTING) rev-parse HEAD)" = "$$(git rev-parse '$(TAG)^{commit}')"
 	mkdir -p data/processed && ln -sfn $(CURDIR)/data/processed $(SITTING)/data/processed
+	$(if $(MINUTES),mkdir -p results && $(VENV)/bin/alphaseed sitting --config $(SITTING)/config.yaml \
+		--minutes $(MINUTES) --summaries $(PUBLISH_DIR)/runs > $(SITTING_TARGETS))
 	cd $(SITTING) && PYTHONPATH=$(CURDIR)/$(SITTING)/src $(CURDIR)/$(VENV)/bin/snakemake --cores $(CORES) \
-		$(SNAKEMAKE_ARGS) --config publish_dir=$(CURDIR)/$(PUBLISH_DIR)
+		$(SNAKEMAKE_ARGS) $(if $(MINUTES),$$(cat $(SITTING_TARGETS))) --config publish_dir=$(CURDIR)/$(PUBLISH_DIR)
 
 # make docs: the documentation site -> docs/_build/html (warnings are errors, all of them reported).
 # The API pages' stubs are regenerated each time: a stub left from a removed object would fail it.

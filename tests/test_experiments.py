@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from alphaseed.cli import main
 from alphaseed.pipeline.config import load_config
 from alphaseed.errors import ConfigError
 from alphaseed.pipeline.experiments import (
@@ -21,6 +22,7 @@ from alphaseed.pipeline.experiments import (
     SEEDED_ROUND,
     Job,
     all_jobs,
+    choose_sitting,
     expand_experiments,
     expected_seconds,
     job_mem_mb,
@@ -29,6 +31,7 @@ from alphaseed.pipeline.experiments import (
     plan_summary,
     results_root,
     search_mem_mb,
+    sitting_jobs,
     studies,
     wall_minutes,
 )
@@ -309,6 +312,55 @@ def test_plan_summary_counts_the_finished_jobs_apart(tmp_path):
     assert f"2 done (summaries in {tmp_path}); {len(left)} still to run: {sum(left) / 60:.1f} h in total" in text
     assert sum(line.endswith(" done") for line in text.splitlines()) == 2
     assert "still to run" not in plan_summary(config, summaries=tmp_path / "none")
+
+
+def test_a_sitting_takes_whole_groups_smallest_first():
+    """Catches a sitting that takes the shortest jobs whatever their group (a ratio of adult k = 10
+    would pair runs of two sittings, so of two machines), that takes a group larger than the time
+    left, or that goes by the longest groups first."""
+    planned = [(5, ("adult", "10"), "adult libsvm"), (1, ("adult", "10"), "adult sir"),
+               (2, ("heart", "10"), "heart libsvm"), (1, ("heart", "10"), "heart sir"),
+               (4, ("madelon", "10"), "madelon libsvm"), (3, ("madelon", "10"), "madelon sir")]
+    assert choose_sitting(planned, 10) == ["heart sir", "heart libsvm", "adult sir", "adult libsvm"]
+    assert choose_sitting(planned, 3) == ["heart sir", "heart libsvm"]
+
+
+def test_a_sitting_splits_only_groups_too_long_for_any_sitting():
+    """Catches splitting a group that one sitting could hold (its ratios would pair two machines' runs),
+    never splitting one too long for any (it would never run), and an empty sitting where every job is
+    longer than it (the job runs alone, resuming round by round)."""
+    planned = [(4, ("webdata", "10"), "webdata mir"), (2, ("webdata", "10"), "webdata sir"),
+               (7, ("webdata", "10"), "webdata ato"), (5, ("adult", "10"), "adult libsvm"),
+               (4, ("adult", "10"), "adult sir"), (3, ("heart", "10"), "heart sir")]
+    # webdata's 13 minutes exceed the sitting; adult's 9 fit it but not the 7 that heart leaves
+    assert choose_sitting(planned, 10) == ["heart sir", "webdata sir", "webdata mir"]
+    assert choose_sitting([(200, ("mnist", "10"), "mnist ato"), (150, ("mnist", "10"), "mnist cold")], 120) == [
+        "mnist cold"]
+    assert choose_sitting([], 120) == []
+
+
+def test_sitting_jobs_leave_out_the_finished_and_print_as_targets(tmp_path, capsys):
+    """Catches a sitting that plans jobs whose summaries are already there (run twice), that prints
+    paths Snakemake would not take as the jobs' outputs, or that says nothing when its one job is
+    longer than the sitting."""
+    config = load_config(REPO / "config.yaml")
+    first = sitting_jobs(config, 30, tmp_path)
+    assert first and all(job.dataset in ("heart", "heart_scale", "madelon", "madelon_scale") for job in first[:10])
+    done = first[0].record_path(tmp_path)
+    done.parent.mkdir(parents=True)
+    done.write_text("{}")
+    again = sitting_jobs(config, 30, tmp_path)
+    assert first[0] not in again and set(first[1:]) <= set(again)
+    assert main(["sitting", "--minutes", "30", "--summaries", str(tmp_path),
+                 "--config", str(REPO / "config.yaml")]) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == [str(job.record_path(tmp_path.resolve())) for job in again]
+    assert f"{len(again)} jobs" in err and "warning" not in err
+    assert main(["sitting", "--minutes", "0.01", "--summaries", str(tmp_path),
+                 "--config", str(REPO / "config.yaml")]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.split()) == 1 and "never finishes" in err
+    assert main(["sitting", "--minutes", "0", "--summaries", str(tmp_path)]) == 2
 
 
 def test_dry_run_prints_the_plans_expected_time():

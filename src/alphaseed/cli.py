@@ -2,8 +2,9 @@
 record (and its summary); ``alphaseed prepare`` fetches, verifies and converts named datasets;
 ``alphaseed search`` runs a grid search and ``alphaseed search-merge`` joins searches of one
 grid's gamma columns; ``alphaseed kernel-facts`` measures how close a dataset's kernel is to the
-identity; ``alphaseed publish`` rebuilds the published reproduction from run summaries and
-``alphaseed compare`` says whether a rerun repeats the published runs.
+identity; ``alphaseed publish`` rebuilds the published reproduction from run summaries,
+``alphaseed compare`` says whether a rerun repeats the published runs and ``alphaseed sitting``
+names the jobs one sitting of the full-size run should take.
 
 Errors the user can fix (``AlphaseedError``) print one line and exit with status 2, as
 argparse does for bad arguments.
@@ -89,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     for add in (_cv_command, _search_command, _merge_command, _facts_command, _publish_command,
-                _compare_command, _prepare_command):
+                _compare_command, _sitting_command, _prepare_command):
         add(commands)
     return parser
 
@@ -202,6 +203,21 @@ def _compare_command(commands) -> None:
                          help="the published run summaries (default: reproduction/runs)")
 
 
+def _sitting_command(commands) -> None:
+    sitting = commands.add_parser(
+        "sitting", help="the jobs one sitting of the full-size run should take",
+        description="The run summaries still missing under --summaries that one sitting of --minutes "
+                    "should make, at the cost model's expected minutes: whole groups of one dataset and k "
+                    "first, so that each of their ratios pairs runs of one machine, then jobs of groups "
+                    "too long for a sitting. Prints their paths, one a line, for Snakemake's targets, "
+                    "and what they add up to on stderr.")
+    sitting.add_argument("--minutes", type=float, required=True, help="the sitting's time")
+    sitting.add_argument("--summaries", type=Path, required=True, metavar="DIR",
+                         help="the run's summaries, {dataset}/k{k}/{variant}.json (publish_dir/runs)")
+    sitting.add_argument("--config", type=Path, metavar="FILE",
+                         help="the tagged commit's config file (default: config.yaml of the checkout you are in)")
+
+
 def _prepare_command(commands) -> None:
     prepare = commands.add_parser("prepare", help="fetch, verify and convert named datasets")
     prepare.add_argument("names", nargs="+", metavar="NAME")
@@ -225,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     pin_blas_kernels()  # before NumPy loads, so that a run by hand repeats a pipeline job's
     args = _parser().parse_args(_negative_values_attached(sys.argv[1:] if argv is None else argv))
     commands = {"cv": _cv, "search": _search, "search-merge": _search_merge, "kernel-facts": _kernel_facts,
-                "publish": _publish, "compare": _compare, "prepare": _prepare}
+                "publish": _publish, "compare": _compare, "sitting": _sitting, "prepare": _prepare}
     try:
         commands[args.command](args)
     except AlphaseedError as error:
@@ -407,6 +423,26 @@ def _kernel_facts(args) -> None:
     write_json(args.out, facts)
     print(f"{data.name}: largest off-diagonal kernel value {facts['largest_off_diagonal']:.3g} "
           f"(gamma {data.gamma:g}, n {facts['n']}) -> {args.out}")
+
+
+def _sitting(args) -> None:
+    """``alphaseed sitting``: the target files of one sitting on stdout, their expected minutes on stderr."""
+    from .pipeline.config import load_config
+    from .pipeline.experiments import expected_seconds, job_size, sitting_jobs
+
+    if args.minutes <= 0:
+        raise ConfigError(f"--minutes must be positive, not {args.minutes:g}")
+    config = load_config(args.config)
+    jobs = sitting_jobs(config, args.minutes, args.summaries)
+    expected = sum(expected_seconds(job, job_size(config, job)[0]) for job in jobs) / 60
+    for job in jobs:
+        print(job.record_path(args.summaries.resolve()))
+    print(f"{len(jobs)} jobs, {expected:.1f} min expected, for a sitting of {args.minutes:g} min",
+          file=sys.stderr)
+    if expected > args.minutes:
+        print("alphaseed: warning: no job still to run fits the sitting; this one resumes at its first "
+              "unfinished round in the next, so a single round longer than a sitting never finishes: "
+              "give such a job a longer sitting", file=sys.stderr)
 
 
 def _publish(args) -> None:

@@ -554,3 +554,70 @@ def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6), summaries: str |
         left = [m for m, job in planned if job not in done]
         header.append(f"{len(done)} done (summaries in {summaries}); {len(left)} still to run: {totals(left)}")
     return "\n".join(header + lines)
+
+
+def choose_sitting(planned: list[tuple[float, tuple, object]], minutes: float) -> list[object]:
+    """What one sitting of ``minutes`` runs of the jobs still to run, each given as (minutes, group, job).
+
+    A ratio of the tables pairs runs of one group (dataset and k), and sittings land on different
+    machines, so whole groups go first, smallest first, each only where it fits the time left:
+    every ratio of such a group is one machine's. Then, in the time left, the jobs of groups too
+    long for any sitting, which are split anyway, shortest first. Where nothing fits, the shortest
+    job alone: a job cut short resumes at its first unfinished round in the next sitting.
+
+    Parameters
+    ----------
+    planned : list of (float, tuple, object)
+        Each job still to run: its expected minutes, its group and the job.
+    minutes : float
+        The sitting's time.
+
+    Returns
+    -------
+    list
+        The jobs, group by group, each group's shortest first.
+    """
+    groups: dict[tuple, list[tuple[float, object]]] = {}
+    for job_minutes, group, job in planned:
+        groups.setdefault(group, []).append((job_minutes, job))
+    for jobs in groups.values():
+        jobs.sort(key=lambda pair: pair[0])
+    by_size = sorted(groups.values(), key=lambda jobs: sum(m for m, _ in jobs))
+    chosen: list[tuple[float, object]] = []
+    left = minutes
+    for jobs in by_size:
+        total = sum(m for m, _ in jobs)
+        if total <= left:
+            chosen += jobs
+            left -= total
+    too_long = sorted((pair for jobs in by_size if sum(m for m, _ in jobs) > minutes for pair in jobs),
+                      key=lambda pair: pair[0])
+    for job_minutes, job in too_long:
+        if job_minutes <= left:
+            chosen.append((job_minutes, job))
+            left -= job_minutes
+    if not chosen and planned:
+        chosen = [min(((m, job) for m, _, job in planned), key=lambda pair: pair[0])]
+    return [job for _, job in chosen]
+
+
+def sitting_jobs(config: dict, minutes: float, summaries: str | Path) -> list[Job]:
+    """The jobs one sitting of the full-size run should take (``choose_sitting``): those with no run
+    summary in ``summaries`` yet, at their expected minutes (``expected_seconds``).
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration of the run's tagged commit.
+    minutes : float
+        The sitting's time.
+    summaries : str or Path
+        The folder of finished jobs' run summaries.
+
+    Returns
+    -------
+    list of Job
+    """
+    planned = [(expected_seconds(job, job_size(config, job)[0]) / 60, (job.dataset, job.k), job)
+               for job in all_jobs(config) if not job.record_path(summaries).exists()]
+    return choose_sitting(planned, minutes)
