@@ -145,3 +145,55 @@ def test_the_cli_starts_afresh_on_a_journal_timed_on_another_cpu(tmp_path, capsy
     assert "timed on Other CPU" in capsys.readouterr().err and not (tmp_path / "j").exists()
     assert journal.stamp["cpu"] == cpu_model()
     assert cross_validate(X, y, 10.0, 0.3, 5, "sir", journal=journal).rounds_resumed == 0
+
+
+def _counting_rounds(monkeypatch) -> list[int]:
+    ran = []
+
+    def counted(self, h, split, previous, run=cross_validation._SolverEngine.run_round):
+        ran.append(h)
+        return run(self, h, split, previous)
+    monkeypatch.setattr(cross_validation._SolverEngine, "run_round", counted)
+    return ran
+
+
+@pytest.mark.parametrize("method", ["ato", "mir", "sir"])
+def test_a_seeder_takes_round_1_from_the_cold_start_that_left_it(tmp_path, monkeypatch, method):
+    """Catches a seeded run that trains its cold round 1 again where a cold start of the same folds left it
+    (hours on full MNIST), that seeds round 2 from anything but that round's solution (its iterations would
+    differ from the uncut run's), or that does not say the round was another run's."""
+    X, y = data()
+    shared = tmp_path / "first-round-cache"
+    cold = cross_validate(X, y, 10.0, 0.3, 10, "cold", max_rounds=1,
+                          journal=RoundJournal(tmp_path / "cold", first_round=shared))
+    alone = cross_validate(X, y, 10.0, 0.3, 10, method, max_rounds=4)
+    ran = _counting_rounds(monkeypatch)
+    seeded = cross_validate(X, y, 10.0, 0.3, 10, method, max_rounds=4,
+                            journal=RoundJournal(tmp_path / method, first_round=shared))
+    assert ran == [2, 3, 4] and (seeded.rounds_shared, alone.rounds_shared) == (1, 0)
+    assert [(r.iterations, r.objective, r.n_correct) for r in seeded.rounds] == \
+        [(r.iterations, r.objective, r.n_correct) for r in alone.rounds]
+    assert seeded.rounds[0].seconds == cold.rounds[0].seconds
+    assert np.array_equal(seeded.predictions, alone.predictions)
+
+
+def test_round_1_of_another_run_or_machine_is_not_taken(tmp_path, monkeypatch):
+    """Catches a shared round 1 taken whatever run left it: another C (another optimum), another CPU (seconds
+    of another machine in one record), or a run whose round 1 is not cold (LibSVM's, TOP's)."""
+    X, y = data()
+    shared = tmp_path / "first-round"
+    cross_validate(X, y, 10.0, 0.3, 10, "cold", max_rounds=1, journal=RoundJournal(tmp_path / "a", first_round=shared))
+    ran = _counting_rounds(monkeypatch)
+    other_C = cross_validate(X, y, 20.0, 0.3, 10, "sir", max_rounds=2,
+                             journal=RoundJournal(tmp_path / "b", first_round=shared))
+    assert ran == [1, 2] and other_C.rounds_shared == 0
+    ran.clear()
+    # other_C left its own round 1 there; a run of C = 20 on another CPU does not take it, and replaces it
+    elsewhere = cross_validate(X, y, 20.0, 0.3, 10, "mir", max_rounds=2,
+                               journal=RoundJournal(tmp_path / "c", stamp={"cpu": "other"}, first_round=shared))
+    assert ran == [1, 2] and elsewhere.rounds_shared == 0
+    assert json.loads((shared / "identity.json").read_text())["stamp"] == {"cpu": "other"}
+    for k, method in (("loo", "top"), ("loo", "avg"), (10, "libsvm")):
+        cross_validate(X, y, 20.0, 0.3, k, method, max_rounds=3,
+                       journal=RoundJournal(tmp_path / method, first_round=tmp_path / f"first-{method}"))
+        assert not (tmp_path / f"first-{method}").exists()

@@ -406,3 +406,19 @@ def test_a_ratio_of_runs_on_two_cpus_is_marked_and_named_in_the_notes(tmp_path):
     alone = [make_record("madelon", 10, method, 0.1, 10) for method in ("libsvm", "cold")]
     tables.write_tables({"table1": write_records(tmp_path / "t3", alone)}, PAPER_RESULTS, tmp_path / "one")
     assert pilcrow not in (tmp_path / "one" / "table1.md").read_text()
+
+
+def test_a_round_1_trained_by_another_run_is_named_in_the_notes(tmp_path):
+    """Catches a seeded run whose round 1 came from the cold start's journal (its seconds timed there) left
+    unsaid, and a note naming runs that trained their own round 1."""
+    shared = make_record("mnist", 10, "sir", 1.0, 30, max_rounds=2)
+    shared["summary"]["rounds_shared"] = 1
+    records = [shared, make_record("mnist", 10, "mir", 1.0, 30, max_rounds=2),
+               make_record("mnist", 10, "cold", 2.0, 100, max_rounds=1)]
+    frame = tables.comparison(tables.load_runs(write_records(tmp_path, records)),
+                              tables.read_paper_results(PAPER_RESULTS), "table1")
+    notes = " ".join(formats.table_notes(frame, "Test CPU"))
+    assert "Round 1 of sir on mnist (k = 10) is the cold round 1" in notes and "mir on" not in notes
+    alone = tables.comparison(tables.load_runs(write_records(tmp_path / "alone", records[1:])),
+                              tables.read_paper_results(PAPER_RESULTS), "table1")
+    assert "is the cold round 1" not in " ".join(formats.table_notes(alone, "Test CPU"))

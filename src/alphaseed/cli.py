@@ -116,6 +116,10 @@ def _cv_command(commands) -> None:
     cv.add_argument("--journal", type=Path, metavar="DIR",
                     help="keep each finished round in DIR and resume at the first round it lacks (DIR is "
                          "removed once the record is written; a DIR of another run or commit is refused)")
+    cv.add_argument("--first-round", type=Path, metavar="DIR",
+                    help="with --journal: take round 1 (a cold training for cold, ATO, MIR and SIR) from DIR "
+                         "where a run of another of those methods, of the same folds, data, settings, commit "
+                         "and CPU, left it, with that run's seconds; else run it and leave it there")
     cv.add_argument("--out", type=Path, required=True, metavar="FILE", help="run record (JSON)")
     cv.add_argument("--summary", type=Path, metavar="FILE",
                     help="also write the run's summary (the record without predictions, with the "
@@ -214,6 +218,9 @@ def _sitting_command(commands) -> None:
     sitting.add_argument("--minutes", type=float, required=True, help="the sitting's time")
     sitting.add_argument("--summaries", type=Path, required=True, metavar="DIR",
                          help="the run's summaries, {dataset}/k{k}/{variant}.json (publish_dir/runs)")
+    sitting.add_argument("--measured", type=Path, metavar="DIR",
+                         help="an earlier full-size run's summaries (reproduction/runs): its jobs' seconds, scaled "
+                              "to the rounds planned, in place of the cost model's")
     sitting.add_argument("--config", type=Path, metavar="FILE",
                          help="the tagged commit's config file (default: config.yaml of the checkout you are in)")
 
@@ -331,7 +338,9 @@ def _cv(args) -> None:
     start = time.perf_counter()
     data = _load(args, need_C_gamma=True)
     watch = MachineWatch()
-    journal = None if args.journal is None else _journal(args.journal)
+    if args.first_round is not None and args.journal is None:
+        raise ConfigError("--first-round needs --journal")
+    journal = None if args.journal is None else _journal(args.journal, args.first_round)
 
     def progress(done: int, rounds: int, iterations: int, elapsed: float) -> None:
         print(f"{data.name} k={args.k} {args.method}: round {done}/{rounds}, {iterations} iterations, "
@@ -362,13 +371,13 @@ def _cv(args) -> None:
           f"{result.iterations} iterations, {result.seconds:.3f} s{estimated} -> {args.out}")
 
 
-def _journal(folder: Path):
+def _journal(folder: Path, first_round: Path | None = None):
     """The run's journal, stamped with the commit (a resumed run of other code is refused) and the CPU: rounds
     timed on another kind of CPU are dropped, so that one record's seconds come from one machine."""
     from .cv import RoundJournal
     from .pipeline.provenance import cpu_model, git_state
 
-    journal = RoundJournal(folder, stamp={"git": git_state(), "cpu": cpu_model()})
+    journal = RoundJournal(folder, stamp={"git": git_state(), "cpu": cpu_model()}, first_round=first_round)
     written = journal.written_stamp()
     if written is not None and written.get("cpu") != journal.stamp["cpu"]:
         print(f"{folder}: its rounds were timed on {written.get('cpu')}, this machine's CPU is "
@@ -428,16 +437,17 @@ def _kernel_facts(args) -> None:
 def _sitting(args) -> None:
     """``alphaseed sitting``: the target files of one sitting on stdout, their expected minutes on stderr."""
     from .pipeline.config import load_config
-    from .pipeline.experiments import expected_seconds, job_size, sitting_jobs
+    from .pipeline.experiments import sitting_jobs
 
     if args.minutes <= 0:
         raise ConfigError(f"--minutes must be positive, not {args.minutes:g}")
     config = load_config(args.config)
-    jobs = sitting_jobs(config, args.minutes, args.summaries)
-    expected = sum(expected_seconds(job, job_size(config, job)[0]) for job in jobs) / 60
-    for job in jobs:
+    jobs = sitting_jobs(config, args.minutes, args.summaries, measured=args.measured)
+    expected = sum(minutes for minutes, _ in jobs)
+    for _, job in jobs:
         print(job.record_path(args.summaries.resolve()))
-    print(f"{len(jobs)} jobs, {expected:.1f} min expected, for a sitting of {args.minutes:g} min",
+    source = "as the earlier run's took them" if args.measured else "at the cost model's estimates"
+    print(f"{len(jobs)} jobs, {expected:.1f} min expected ({source}), for a sitting of {args.minutes:g} min",
           file=sys.stderr)
     if expected > args.minutes:
         print("alphaseed: warning: no job still to run fits the sitting; this one resumes at its first "

@@ -33,5 +33,6 @@ rule cv:
         compute_threads=TIMED_THREADS,
         record=f"{RESULTS}/runs/{{dataset}}/k{{k}}/{{variant}}.json",
         journal=f"{PUBLISHED}/journal/{{dataset}}/k{{k}}/{{variant}}",
+        first_round=first_round_folder,
     script:
         "../scripts/cross_validate.py"

@@ -15,5 +15,5 @@ from alphaseed.cli import main  # noqa: E402
 with open(snakemake.log[0], "w", buffering=1) as log, redirect_stdout(log), redirect_stderr(log):
     status = main(snakemake.params.arguments
                   + ["--out", snakemake.params.record, "--summary", snakemake.output[0],
-                     "--journal", snakemake.params.journal])
+                     "--journal", snakemake.params.journal, "--first-round", snakemake.params.first_round])
 sys.exit(status)

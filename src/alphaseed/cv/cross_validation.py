@@ -161,7 +161,7 @@ def cross_validate(X, y, C: float, gamma, k=None, method: str = COLD, *, cv=None
             raise ConfigError("a journal keeps one chain of rounds; run with chains=1")
         journal.open(dict(method=method, k=plan.k, n_folds=len(plan.splits), seed=seed, C=C, gamma=gamma,
                           max_rounds=max_rounds, until_interval=until_interval, options=dataclasses.asdict(options)),
-                     X, y)
+                     X, y, cold_first_round=method == COLD or cold_first_round(method))
     with numba_threads(jobs):
         engine.compile(verbose=verbose)
         outcome = _run_rounds(engine, plan, y, progress, verbose, journal)
@@ -234,6 +234,7 @@ class _Outcome:
     y: np.ndarray
     elapsed: float | None = None
     resumed: int = 0
+    shared: int = 0
 
 
 def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback | None, verbose: int,
@@ -245,7 +246,7 @@ def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback |
     engine.prepare(journal)
     finished = journal.finished() if journal is not None else {}
     lock = threading.Lock()
-    done = []
+    done, shared = [], []
     bar = tqdm(total=plan.rounds, unit="round", desc="cross-validation", disable=not verbose, file=sys.stderr)
     seeds_from_previous = cold_first_round(plan.method)
 
@@ -256,15 +257,23 @@ def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback |
             if plan.narrow_enough(records, engine.iterations_full_model):
                 break
             train, test = plan.splits[h - 1]
+            kept = journal.kept_first_round() if journal is not None and h == 1 and h not in finished else None
             if h in finished:
                 record, predicted = finished[h]
                 if seeds_from_previous and h + 1 not in finished:
                     previous = (train, journal.solution(h))
+            elif kept is not None:
+                # not copied into this run's journal: a resumed run reads it from the shared folder again
+                record, predicted, solution = kept
+                previous = (train, solution)
+                shared.append(h)
             else:
                 record, predicted, previous = engine.run_round(h, (train, test), previous)
                 record.n_correct = int(np.sum(predicted == y[test]))
                 if journal is not None:
                     journal.write_round(record, predicted, previous[1] if seeds_from_previous else None)
+                    if h == 1 and previous is not None:
+                        journal.keep_first_round(record, predicted, previous[1])
             predictions[test] = predicted
             records.append(record)
             with lock:
@@ -278,7 +287,8 @@ def _run_rounds(engine, plan: _Plan, y: np.ndarray, progress: ProgressCallback |
         rounds = sorted((record for chain in _run_chains(run_chain, plan.layout) for record in chain),
                         key=lambda record: record.round)
     elapsed = time.perf_counter() - clock if len(plan.layout) > 1 else None
-    return _Outcome(rounds, predictions, y, elapsed, resumed=sum(r.round in finished for r in rounds))
+    return _Outcome(rounds, predictions, y, elapsed, resumed=sum(r.round in finished for r in rounds),
+                    shared=len(shared))
 
 
 def chain_layout(rounds: int, chains: int) -> list[list[int]]:
@@ -356,6 +366,7 @@ def _summarise(outcome: _Outcome, engine, settings: dict) -> CVResult:
         iterations_full_model=engine.iterations_full_model,
         estimated=rounds_left > 0,
         rounds_resumed=outcome.resumed,
+        rounds_shared=outcome.shared,
         interval=interval_share([r.seconds.total for r in rounds], rounds_left, method, fixed),
         interval_iterations=interval_share(iterations, rounds_left, method, engine.iterations_full_model),
         iteration_cap_hit=any(r.iteration_cap_hit for r in rounds),
@@ -481,10 +492,9 @@ class _SolverEngine:
             iteration_cap_hit=bool(solution.iteration_cap_hit), seconds=done.seconds,
             kernel=solution.kernel,
         )
-        if self._from_full_model:
-            following = previous
-        else:
-            following = (train, solution) if self._seeder is not None else None
+        # a cold round ignores what it is given; its own solution goes on all the same, for the journal's
+        # first round shared with the seeders
+        following = previous if self._from_full_model else (train, solution)
         return record, done.predicted, following
 
 

@@ -100,6 +100,9 @@ class CVResult:
         Whether rounds were left out and their seconds and iterations estimated.
     rounds_resumed : int
         Rounds read back from a journal (finished before a cut), not run by this call.
+    rounds_shared : int
+        Rounds taken from the journal's first round that a run of another method left (round 1,
+        cold in both), with that run's seconds; not run by this call.
     interval : float or None
         Half the 95 % interval of the estimated seconds, as a share of them (0 when nothing is
         estimated; None where fewer than two rounds like those left ran).
@@ -164,6 +167,7 @@ class CVResult:
     finished_utc: str = ""
     classes: tuple = (-1.0, 1.0)
     requested_kernel_mode: str = PAPER_KERNEL_MODE
+    rounds_shared: int = 0
 
     @property
     def rounds_run(self) -> int:

@@ -72,7 +72,7 @@ RUN_RECORD_SCHEMA = _object({
         "rounds_run": _INT, "rounds_total": _INT, "estimated": _BOOL, "iteration_cap_hit": _BOOL,
         "seconds": _SECONDS_TOTALS, "seconds_measured_total": _NUMBER,
     }, optional={"iterations_full_model": _INT, "iterations_measured": _INT, "rounds_resumed": _INT,
-                 "interval": {"type": ["number", "null"], "minimum": 0},
+                 "rounds_shared": _INT, "interval": {"type": ["number", "null"], "minimum": 0},
                  "interval_iterations": {"type": ["number", "null"], "minimum": 0}}),
     "rounds": {"type": "array", "items": _ROUND},
     "predictions": {"type": "array", "items": {"enum": [-1, 0, 1]}},
@@ -131,6 +131,7 @@ def build_run_record(result, dataset: str, provenance: dict, subsample: int | No
             "interval": result.interval,
             "interval_iterations": result.interval_iterations,
             "rounds_resumed": result.rounds_resumed,
+            "rounds_shared": result.rounds_shared,
             "iteration_cap_hit": result.iteration_cap_hit,
             "seconds": {
                 "total": result.seconds,

@@ -60,6 +60,12 @@ STAND_IN_NOTE = (
     "{runs}."
 )
 
+SHARED_NOTE = (
+    "Round 1 of {runs} is the cold round 1 that another of the cold start, ATO, MIR and SIR of the same dataset, k "
+    "and kernel mode ran on the same folds, code and CPU and left in its journal: the same training in every figure "
+    "but the seconds, so it is timed once and counted, with those seconds, in each of them."
+)
+
 TWO_CPUS_NOTE = (
     f"{TWO_CPUS} the ratio's two runs were made on different CPUs (provenance.md names each run's), so it "
     "compares two machines as well as two methods: {groups}."
@@ -129,7 +135,22 @@ def table_notes(frame: pd.DataFrame, cpu: str) -> list[str]:
         This run's CPU(s), named beside the paper's machine.
     """
     return [MACHINE_NOTE.format(cpu=cpu), estimate_note(frame), *counts_note(frame), *stand_in_note(frame),
-            *two_cpus_note(frame), CAP_NOTE, CARRY_NOTE]
+            *shared_note(frame), *two_cpus_note(frame), CAP_NOTE, CARRY_NOTE]
+
+
+def shared_note(frame: pd.DataFrame) -> list[str]:
+    """The note naming the runs whose round 1 another run trained (none: no note).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A comparison frame; ``rounds_shared`` counts such rounds (``tables.record_row``).
+    """
+    shared = frame[frame.get("rounds_shared", pd.Series(0, index=frame.index)).fillna(0).astype(int) > 0]
+    if not len(shared):
+        return []
+    runs = (f"{row['label']} on {row['dataset']} (k = {row['k']})" for _, row in shared.iterrows())
+    return [SHARED_NOTE.format(runs="; ".join(dict.fromkeys(runs)))]
 
 
 def stand_in_note(frame: pd.DataFrame) -> list[str]:

@@ -67,7 +67,7 @@ def read_paper_results(path: str | os.PathLike) -> pd.DataFrame:
 RUN_COLUMNS = [
     "dataset", "k", "n_folds", "method", "kernel_mode", "label", "n", "dim", "C", "gamma", "subsample",
     "max_rounds", "seconds_init", "seconds_rest", "seconds_total", "seconds_measured_total", "iterations",
-    "accuracy", "rounds_run", "rounds_total", "rounds_capped", "estimated", "interval", "stand_in",
+    "accuracy", "rounds_run", "rounds_total", "rounds_capped", "rounds_shared", "estimated", "interval", "stand_in",
     "stands_in_for_libsvm", "iteration_cap_hit", "sv_share",
     "free_sv_share", "cpu", "threads",
 ]
@@ -135,6 +135,7 @@ def record_row(record: dict) -> dict:
         "rounds_run": summary["rounds_run"],
         "rounds_total": summary["rounds_total"],
         "rounds_capped": sum(bool(r["iteration_cap_hit"]) for r in record["rounds"]),
+        "rounds_shared": summary.get("rounds_shared", 0),
         "estimated": bool(summary["estimated"]),
         "interval": summary.get("interval"),
         "stand_in": False,   # set by comparison on the copy of a run that stands in for LibSVM
