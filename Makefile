@@ -36,7 +36,8 @@ results: $(STAMP)
 # (absolute paths: the jobs run in .sitting/), before --config, which takes every word after it.
 # PUBLISH_DIR: where they land; a new tag's run goes to reproduction/next/ so that the published folder
 # stays whole, one commit's, until the new run replaces it. MINUTES: the sitting's time; its targets are
-# then the jobs `alphaseed sitting` picks (whole groups of one dataset and k first: one machine's ratios).
+# then the jobs `alphaseed sitting` picks (whole groups of one dataset and k first: one machine's ratios),
+# at the seconds the published run took them.
 SITTING := .sitting
 SITTING_TARGETS := $(CURDIR)/results/sitting-targets.txt
 PUBLISH_DIR ?= reproduction
@@ -49,7 +50,7 @@ sitting: $(STAMP)
 	test "$$(git -C $(SITTING) rev-parse HEAD)" = "$$(git rev-parse '$(TAG)^{commit}')"
 	mkdir -p data/processed && ln -sfn $(CURDIR)/data/processed $(SITTING)/data/processed
 	$(if $(MINUTES),mkdir -p results && $(VENV)/bin/alphaseed sitting --config $(SITTING)/config.yaml \
-		--minutes $(MINUTES) --summaries $(PUBLISH_DIR)/runs > $(SITTING_TARGETS))
+		--minutes $(MINUTES) --summaries $(PUBLISH_DIR)/runs --measured reproduction/runs > $(SITTING_TARGETS))
 	cd $(SITTING) && PYTHONPATH=$(CURDIR)/$(SITTING)/src $(CURDIR)/$(VENV)/bin/snakemake --cores $(CORES) \
 		$(SNAKEMAKE_ARGS) $(if $(MINUTES),$$(cat $(SITTING_TARGETS))) --config publish_dir=$(CURDIR)/$(PUBLISH_DIR)
 

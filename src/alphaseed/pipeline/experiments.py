@@ -15,6 +15,7 @@ where each figure of ``COSTS`` comes from); ``plan_summary`` adds them up for th
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -517,7 +518,8 @@ def wall_minutes(minutes: list[float], cores: int) -> float:
     return max(free)
 
 
-def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6), summaries: str | Path | None = None) -> str:
+def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6), summaries: str | Path | None = None,
+                 measured: str | Path | None = None) -> str:
     """The plan's expected time, for the dry run: the total, the wall time on ``cores``, and each job longest first.
 
     Parameters
@@ -529,13 +531,15 @@ def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6), summaries: str |
     summaries : str or Path, optional
         The folder of finished jobs' run summaries; the jobs found there are marked done and the time
         still to run is given apart (a resumed full-size run).
+    measured : str or Path, optional
+        An earlier full-size run's summaries, whose seconds plan its jobs (``planned_minutes``).
 
     Returns
     -------
     str
         The report, one line per job after the totals.
     """
-    planned = sorted(((expected_seconds(job, job_size(config, job)[0]) / 60, job) for job in all_jobs(config)),
+    planned = sorted(((m, job) for job, m in planned_minutes(config, summaries, measured).items()),
                      key=lambda pair: -pair[0])
     done = {job for _, job in planned if summaries is not None and job.record_path(summaries).exists()}
 
@@ -548,8 +552,10 @@ def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6), summaries: str |
     lines = [f"  {m:7.1f} min  {job.dataset} k={job.k} {job.stem}"
              + (f" (first {job.max_rounds} rounds)" if job.max_rounds else "") + (" done" if job in done else "")
              for m, job in planned]
+    source = (f"as the run in {measured} took them, else alphaseed.pipeline.experiments.COSTS" if measured
+              else "alphaseed.pipeline.experiments.COSTS")
     header = [f"Expected time of the {len(planned)} cross-validation jobs (profile {config.get('profile', 'paper')}, "
-              f"1 thread each, alphaseed.pipeline.experiments.COSTS): {totals([m for m, _ in planned])}"]
+              f"1 thread each, {source}): {totals([m for m, _ in planned])}"]
     if done:
         left = [m for m, job in planned if job not in done]
         header.append(f"{len(done)} done (summaries in {summaries}); {len(left)} still to run: {totals(left)}")
@@ -601,9 +607,103 @@ def choose_sitting(planned: list[tuple[float, tuple, object]], minutes: float) -
     return [job for _, job in chosen]
 
 
-def sitting_jobs(config: dict, minutes: float, summaries: str | Path) -> list[Job]:
-    """The jobs one sitting of the full-size run should take (``choose_sitting``): those with no run
-    summary in ``summaries`` yet, at their expected minutes (``expected_seconds``).
+# The methods whose round 1 is the same cold training of our solver, kept for one another (``RoundJournal``).
+COLD_FIRST_ROUND = ("cold", "ato", "mir", "sir")
+
+
+def first_round_seconds(job: Job, n: int) -> float:
+    """The expected seconds of a job's cold round 1, which a cold start, ATO, MIR and SIR of one dataset, k and
+    kernel mode share (``RoundJournal``'s first round): 0 for the other methods, whose round 1 is not cold.
+
+    Parameters
+    ----------
+    job : Job
+        The job.
+    n : int
+        Instances of the job's data.
+
+    Returns
+    -------
+    float
+    """
+    if job.method not in COLD_FIRST_ROUND:
+        return 0.0
+    cost = COSTS.get(job.dataset, COSTS[FALLBACK_COST])
+    n_train, _ = _rounds(job, n)
+    return (cost.auto if job.kernel_mode != "cache" else cost.cache) * (n_train / cost.n_train) ** cost.exponent
+
+
+def measured_seconds(job: Job, summary: dict, first_round_shared: bool) -> float:
+    """A job's seconds as an earlier run of it took them (its run summary), scaled to the rounds the job runs.
+
+    A run that stopped before its cap (``until_interval``) stops at the same round again: the rule reads
+    iterations, which the code's speed does not change.
+
+    Parameters
+    ----------
+    job : Job
+        The job.
+    summary : dict
+        The earlier run's summary (``alphaseed cv --summary``).
+    first_round_shared : bool
+        Whether the job takes its cold round 1 from another job's journal: that round's seconds are left out.
+
+    Returns
+    -------
+    float
+    """
+    ran, total = summary["summary"]["rounds_run"], summary["summary"]["rounds_total"]
+    cap_then = summary["params"]["max_rounds"]
+    stopped_early = cap_then is not None and ran < min(cap_then, total)
+    rounds = ran if stopped_early else min(job.max_rounds or total, total)
+    seconds = summary["job"]["wall_seconds"] * rounds / ran
+    if first_round_shared and job.method in COLD_FIRST_ROUND:
+        seconds -= sum(summary["rounds"][0]["seconds"].values())
+    return max(seconds, 0.0)
+
+
+def planned_minutes(config: dict, summaries: str | Path | None = None,
+                    measured: str | Path | None = None) -> dict[Job, float]:
+    """Each job's expected minutes: as an earlier run's summary in ``measured`` gives them
+    (``measured_seconds``), else the cost model's (``expected_seconds``), in either case less the cold
+    round 1 where a finished job in ``summaries`` of the same dataset, k and kernel mode left it
+    (``first_round_seconds``).
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration; every study's jobs are planned.
+    summaries : str or Path, optional
+        The folder of finished jobs' run summaries.
+    measured : str or Path, optional
+        The run summaries of an earlier full-size run (the published one): its jobs' seconds plan
+        the same jobs better than the cost model, whose figures date from older code.
+
+    Returns
+    -------
+    dict
+        Minutes by job, finished ones included.
+    """
+    jobs = all_jobs(config)
+    done = {job for job in jobs if summaries is not None and job.record_path(summaries).exists()}
+    first_rounds_left = {(job.dataset, job.k, job.kernel_mode) for job in done if job.method in COLD_FIRST_ROUND}
+
+    def minutes(job: Job) -> float:
+        shared = (job.dataset, job.k, job.kernel_mode) in first_rounds_left
+        before = None if measured is None else job.record_path(measured)
+        earlier = json.loads(before.read_text(encoding="utf-8")) if before is not None and before.exists() else None
+        if earlier is not None and earlier["params"].get("subsample") == job.subsample:
+            return measured_seconds(job, earlier, shared) / 60
+        n = job_size(config, job)[0]
+        return (expected_seconds(job, n) - (first_round_seconds(job, n) if shared else 0.0)) / 60
+
+    return {job: minutes(job) for job in jobs}
+
+
+def sitting_jobs(config: dict, minutes: float, summaries: str | Path,
+                 measured: str | Path | None = None) -> list[tuple[float, Job]]:
+    """The jobs one sitting of the full-size run should take (``choose_sitting``) of those with no run
+    summary in ``summaries`` yet, at their ``planned_minutes``.
 
     Parameters
     ----------
@@ -613,11 +713,14 @@ def sitting_jobs(config: dict, minutes: float, summaries: str | Path) -> list[Jo
         The sitting's time.
     summaries : str or Path
         The folder of finished jobs' run summaries.
+    measured : str or Path, optional
+        An earlier full-size run's summaries (``planned_minutes``).
 
     Returns
     -------
-    list of Job
+    list of (float, Job)
+        Each job with its expected minutes.
     """
-    planned = [(expected_seconds(job, job_size(config, job)[0]) / 60, (job.dataset, job.k), job)
-               for job in all_jobs(config) if not job.record_path(summaries).exists()]
+    planned = [(m, (job.dataset, job.k), (m, job)) for job, m in planned_minutes(config, summaries, measured).items()
+               if not job.record_path(summaries).exists()]
     return choose_sitting(planned, minutes)
