@@ -15,12 +15,14 @@ from alphaseed.cv import cross_validate
 from alphaseed.pipeline.environment import OPENBLAS_CORE_CHOICE, X86_64
 from alphaseed.pipeline.records import build_run_record
 
-TIMING_KEYS = {"seconds", "seconds_measured_total", "interval"}  # the interval is of the seconds
+# Timings (the interval is of the seconds), and how a run came by its rounds (read back from its journal, or
+# round 1 from another method's run), which is not what the rounds are.
+VARYING_KEYS = {"seconds", "seconds_measured_total", "interval", "rounds_resumed", "rounds_shared"}
 
 
 def without_timings(value):
     if isinstance(value, dict):
-        return {key: without_timings(item) for key, item in value.items() if key not in TIMING_KEYS}
+        return {key: without_timings(item) for key, item in value.items() if key not in VARYING_KEYS}
     if isinstance(value, list):
         return [without_timings(item) for item in value]
     return value
