@@ -13,6 +13,7 @@ argparse does for bad arguments.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -211,16 +212,17 @@ def _sitting_command(commands) -> None:
     sitting = commands.add_parser(
         "sitting", help="the jobs one sitting of the full-size run should take",
         description="The run summaries still missing under --summaries that one sitting of --minutes "
-                    "should make, at the cost model's expected minutes: whole groups of one dataset and k "
-                    "first, so that each of their ratios pairs runs of one machine, then jobs of groups "
-                    "too long for a sitting. Prints their paths, one a line, for Snakemake's targets, "
-                    "and what they add up to on stderr.")
+                    "should make, at the minutes an earlier run took them (--measured) or else the cost "
+                    "model's: whole groups of one dataset and k first, largest first, so that each of "
+                    "their ratios pairs runs of one machine, then jobs of groups too long for the "
+                    "sitting; a cold round 1 that jobs share counts once. Prints their paths, one a "
+                    "line, for Snakemake's targets, and what they add up to on stderr.")
     sitting.add_argument("--minutes", type=float, required=True, help="the sitting's time")
     sitting.add_argument("--summaries", type=Path, required=True, metavar="DIR",
                          help="the run's summaries, {dataset}/k{k}/{variant}.json (publish_dir/runs)")
     sitting.add_argument("--measured", type=Path, metavar="DIR",
-                         help="an earlier full-size run's summaries (reproduction/runs): its jobs' seconds, scaled "
-                              "to the rounds planned, in place of the cost model's")
+                         help="an earlier full-size run's summaries (reproduction/runs): its jobs' seconds for "
+                              "the rounds planned, in place of the cost model's")
     sitting.add_argument("--config", type=Path, metavar="FILE",
                          help="the tagged commit's config file (default: config.yaml of the checkout you are in)")
 
@@ -437,7 +439,7 @@ def _kernel_facts(args) -> None:
 def _sitting(args) -> None:
     """``alphaseed sitting``: the target files of one sitting on stdout, their expected minutes on stderr."""
     from .pipeline.config import load_config
-    from .pipeline.experiments import sitting_jobs
+    from .pipeline.experiments import sitting_jobs, taken_of_planned
 
     if args.minutes <= 0:
         raise ConfigError(f"--minutes must be positive, not {args.minutes:g}")
@@ -449,6 +451,13 @@ def _sitting(args) -> None:
     source = "as the earlier run's took them" if args.measured else "at the cost model's estimates"
     print(f"{len(jobs)} jobs, {expected:.1f} min expected ({source}), for a sitting of {args.minutes:g} min",
           file=sys.stderr)
+    if args.measured:
+        ratios = taken_of_planned(config, args.summaries, args.measured)
+        if len(ratios) >= 2:
+            print(f"this run's {len(ratios)} finished jobs of a minute or more took {statistics.median(ratios):.2f} "
+                  f"of their planned time (median; 90th percentile "
+                  f"{statistics.quantiles(ratios, n=10, method='inclusive')[-1]:.2f}): a sitting's length "
+                  f"divided by that as --minutes plans it at this run's pace", file=sys.stderr)
     if expected > args.minutes:
         print("alphaseed: warning: no job still to run fits the sitting; this one resumes at its first "
               "unfinished round in the next, so a single round longer than a sitting never finishes: "

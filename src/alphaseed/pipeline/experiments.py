@@ -562,49 +562,93 @@ def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6), summaries: str |
     return "\n".join(header + lines)
 
 
-def choose_sitting(planned: list[tuple[float, tuple, object]], minutes: float) -> list[object]:
-    """What one sitting of ``minutes`` runs of the jobs still to run, each given as (minutes, group, job).
-
-    A ratio of the tables pairs runs of one group (dataset and k), and sittings land on different
-    machines, so whole groups go first, smallest first, each only where it fits the time left:
-    every ratio of such a group is one machine's. Then, in the time left, the jobs of groups too
-    long for any sitting, which are split anyway, shortest first. Where nothing fits, the shortest
-    job alone: a job cut short resumes at its first unfinished round in the next sitting.
+@dataclass(frozen=True)
+class PlannedJob:
+    """A job still to run as a sitting plans it.
 
     Parameters
     ----------
-    planned : list of (float, tuple, object)
-        Each job still to run: its expected minutes, its group and the job.
+    minutes : float
+        Its expected minutes, a cold round 1 that it would train itself included.
+    group : tuple
+        Its dataset and k: the runs that one ratio of the tables pairs.
+    job : object
+        The job.
+    first_round : float
+        The part of ``minutes`` that its cold round 1 takes, which the first job of ``shares`` to run
+        trains for the others (``RoundJournal``'s first round); 0 where it has none to share.
+    shares : tuple or None
+        Its dataset, k and kernel mode where it shares a cold round 1, else None.
+    """
+
+    minutes: float
+    group: tuple
+    job: object
+    first_round: float = 0.0
+    shares: tuple | None = None
+
+
+def _sitting_minutes(jobs: list[PlannedJob]) -> float:
+    """The minutes of ``jobs`` run in one sitting: each shared cold round 1 once, at its longest estimate."""
+    first_rounds: dict[tuple, float] = {}
+    own = 0.0
+    for planned in jobs:
+        if planned.shares is None:
+            own += planned.minutes
+        else:
+            own += planned.minutes - planned.first_round
+            first_rounds[planned.shares] = max(first_rounds.get(planned.shares, 0.0), planned.first_round)
+    return own + sum(first_rounds.values())
+
+
+def choose_sitting(planned: list[PlannedJob], minutes: float) -> list[tuple[float, object]]:
+    """What one sitting of ``minutes`` runs of the jobs still to run.
+
+    A ratio of the tables pairs runs of one group (dataset and k), and sittings land on different
+    machines, so whole groups go first, each only where it fits the time left: every ratio of such a
+    group is one machine's. They go largest first, as in first-fit-decreasing bin packing: a small group
+    fills what any later sitting leaves, a large one left to the end needs a sitting of its own. Then, in
+    the time left, the jobs of groups too long for this sitting, which are split anyway, largest first by
+    what each adds (a seeder whose cold round 1 a chosen job trains adds only its later rounds). Where
+    nothing fits, the shortest job alone: a job cut short resumes at its first unfinished round in the
+    next sitting.
+
+    Parameters
+    ----------
+    planned : list of PlannedJob
+        Each job still to run.
     minutes : float
         The sitting's time.
 
     Returns
     -------
-    list
-        The jobs, group by group, each group's shortest first.
+    list of (float, object)
+        The jobs, group by group, each group's shortest first, each with the minutes it adds to the
+        sitting after the jobs before it: a shared cold round 1 falls to the first of them, and where a
+        later one's estimate of that round is longer, the difference to that one.
     """
-    groups: dict[tuple, list[tuple[float, object]]] = {}
-    for job_minutes, group, job in planned:
-        groups.setdefault(group, []).append((job_minutes, job))
-    for jobs in groups.values():
-        jobs.sort(key=lambda pair: pair[0])
-    by_size = sorted(groups.values(), key=lambda jobs: sum(m for m, _ in jobs))
-    chosen: list[tuple[float, object]] = []
-    left = minutes
+    groups: dict[tuple, list[PlannedJob]] = {}
+    for planned_job in planned:
+        groups.setdefault(planned_job.group, []).append(planned_job)
+    by_size = sorted(groups.values(), key=_sitting_minutes, reverse=True)
+    chosen: list[PlannedJob] = []
     for jobs in by_size:
-        total = sum(m for m, _ in jobs)
-        if total <= left:
+        if _sitting_minutes(chosen + jobs) <= minutes:
             chosen += jobs
-            left -= total
-    too_long = sorted((pair for jobs in by_size if sum(m for m, _ in jobs) > minutes for pair in jobs),
-                      key=lambda pair: pair[0])
-    for job_minutes, job in too_long:
-        if job_minutes <= left:
-            chosen.append((job_minutes, job))
-            left -= job_minutes
+    split = [planned_job for jobs in by_size if _sitting_minutes(jobs) > minutes for planned_job in jobs]
+    while True:
+        fitting = [i for i, planned_job in enumerate(split) if _sitting_minutes(chosen + [planned_job]) <= minutes]
+        if not fitting:
+            break
+        chosen.append(split.pop(max(fitting, key=lambda i: _sitting_minutes(chosen + [split[i]]))))
     if not chosen and planned:
-        chosen = [min(((m, job) for m, _, job in planned), key=lambda pair: pair[0])]
-    return [job for _, job in chosen]
+        chosen = [min(planned, key=lambda planned_job: planned_job.minutes)]
+    group_order: dict[tuple, int] = {}
+    for planned_job in chosen:
+        group_order.setdefault(planned_job.group, len(group_order))
+    in_order = sorted(chosen, key=lambda planned_job: (group_order[planned_job.group], planned_job.minutes))
+    return [(_sitting_minutes(in_order[:i + 1]) - _sitting_minutes(in_order[:i]), planned_job.job)
+            for i, planned_job in enumerate(in_order)]
 
 
 # The methods whose round 1 is the same cold training of our solver, kept for one another (``RoundJournal``).
@@ -634,8 +678,12 @@ def first_round_seconds(job: Job, n: int) -> float:
 
 
 def measured_seconds(job: Job, summary: dict, first_round_shared: bool) -> float:
-    """A job's seconds as an earlier run of it took them (its run summary), scaled to the rounds the job runs.
+    """A job's seconds as an earlier run of it took them (its run summary), for the rounds the job runs.
 
+    The rounds that run took are taken as they were, and rounds beyond them at the mean of its rounds after
+    the first (a seeder's round 1 is cold and its later ones much shorter), plus what that run spent
+    outside its rounds (loading, compiling): its wall time less the rounds it trained itself, which leaves
+    out a round 1 it took from another job's journal and rounds it resumed, whose seconds are another run's.
     A run that stopped before its cap (``until_interval``) stops at the same round again: the rule reads
     iterations, which the code's speed does not change.
 
@@ -652,13 +700,18 @@ def measured_seconds(job: Job, summary: dict, first_round_shared: bool) -> float
     -------
     float
     """
-    ran, total = summary["summary"]["rounds_run"], summary["summary"]["rounds_total"]
+    facts = summary["summary"]
+    ran, total = facts["rounds_run"], facts["rounds_total"]
     cap_then = summary["params"]["max_rounds"]
     stopped_early = cap_then is not None and ran < min(cap_then, total)
     rounds = ran if stopped_early else min(job.max_rounds or total, total)
-    seconds = summary["job"]["wall_seconds"] * rounds / ran
+    each = [sum(r["seconds"].values()) for r in summary["rounds"]]
+    not_trained_then = facts.get("rounds_shared", 0) + facts.get("rounds_resumed", 0)
+    outside_rounds = max(summary["job"]["wall_seconds"] - sum(each[not_trained_then:]), 0.0)
+    later = each[1:] or each
+    seconds = outside_rounds + sum(each[:rounds]) + max(rounds - len(each), 0) * sum(later) / len(later)
     if first_round_shared and job.method in COLD_FIRST_ROUND:
-        seconds -= sum(summary["rounds"][0]["seconds"].values())
+        seconds -= each[0]
     return max(seconds, 0.0)
 
 
@@ -685,25 +738,105 @@ def planned_minutes(config: dict, summaries: str | Path | None = None,
         Minutes by job, finished ones included.
     """
     jobs = all_jobs(config)
-    done = {job for job in jobs if summaries is not None and job.record_path(summaries).exists()}
-    first_rounds_left = {(job.dataset, job.k, job.kernel_mode) for job in done if job.method in COLD_FIRST_ROUND}
+    left = first_rounds_left(jobs, summaries)
+    return {job: job_minutes(config, job, shared=(job.dataset, job.k, job.kernel_mode) in left, measured=measured)
+            for job in jobs}
 
-    def minutes(job: Job) -> float:
-        shared = (job.dataset, job.k, job.kernel_mode) in first_rounds_left
-        before = None if measured is None else job.record_path(measured)
-        earlier = json.loads(before.read_text(encoding="utf-8")) if before is not None and before.exists() else None
-        if earlier is not None and earlier["params"].get("subsample") == job.subsample:
-            return measured_seconds(job, earlier, shared) / 60
-        n = job_size(config, job)[0]
-        return (expected_seconds(job, n) - (first_round_seconds(job, n) if shared else 0.0)) / 60
 
-    return {job: minutes(job) for job in jobs}
+def first_rounds_left(jobs: list[Job], summaries: str | Path | None) -> set[tuple]:
+    """Where a finished job left its cold round 1 for the others (``RoundJournal``'s first round).
+
+    Parameters
+    ----------
+    jobs : list of Job
+        The run's jobs.
+    summaries : str or Path or None
+        The folder of finished jobs' run summaries; None: none finished.
+
+    Returns
+    -------
+    set of tuple
+        The (dataset, k, kernel mode) of every finished cold start, ATO, MIR or SIR job.
+    """
+    return {(job.dataset, job.k, job.kernel_mode) for job in jobs
+            if job.method in COLD_FIRST_ROUND and summaries is not None and job.record_path(summaries).exists()}
+
+
+def _earlier_summary(job: Job, measured: str | Path | None) -> dict | None:
+    """The earlier run's summary of the same job (same subsample) in ``measured``, or None."""
+    path = None if measured is None else job.record_path(measured)
+    if path is None or not path.exists():
+        return None
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    same_job = summary["params"].get("subsample") == job.subsample and summary["job"].get("wall_seconds") is not None
+    return summary if same_job else None
+
+
+def job_minutes(config: dict, job: Job, *, shared: bool, measured: str | Path | None = None) -> float:
+    """A job's expected minutes, as ``planned_minutes`` gives them.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    job : Job
+        The job.
+    shared : bool
+        Whether it takes its cold round 1 from another job's journal (``first_rounds_left``).
+    measured : str or Path, optional
+        An earlier full-size run's summaries, whose seconds plan the jobs it ran (``measured_seconds``).
+
+    Returns
+    -------
+    float
+    """
+    earlier = _earlier_summary(job, measured)
+    if earlier is not None:
+        return measured_seconds(job, earlier, shared) / 60
+    n = job_size(config, job)[0]
+    return (expected_seconds(job, n) - (first_round_seconds(job, n) if shared else 0.0)) / 60
+
+
+def taken_of_planned(config: dict, summaries: str | Path, measured: str | Path) -> list[float]:
+    """How much of its planned time each finished job of this run took: its wall seconds over the seconds
+    the earlier run in ``measured`` plans it at (``measured_seconds``, less its round 1 where it took it
+    from another job), for the jobs that ran in both, in one go and for a minute or more as planned.
+
+    A sitting's length is chosen against the plan; this says how far the plan is from this run's machines.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration of the run's tagged commit.
+    summaries : str or Path
+        The folder of this run's finished jobs' summaries.
+    measured : str or Path
+        The earlier full-size run's summaries that plan the jobs.
+
+    Returns
+    -------
+    list of float
+        One ratio per such job, sorted.
+    """
+    ratios = []
+    for job in all_jobs(config):
+        done, earlier = job.record_path(summaries), _earlier_summary(job, measured)
+        if earlier is None or not done.exists():
+            continue
+        record = json.loads(done.read_text(encoding="utf-8"))
+        if record["summary"].get("rounds_resumed", 0) or record["job"].get("wall_seconds") is None:
+            continue
+        planned = measured_seconds(job, earlier, first_round_shared=record["summary"].get("rounds_shared", 0) > 0)
+        if planned >= 60:
+            ratios.append(record["job"]["wall_seconds"] / planned)
+    return sorted(ratios)
 
 
 def sitting_jobs(config: dict, minutes: float, summaries: str | Path,
                  measured: str | Path | None = None) -> list[tuple[float, Job]]:
     """The jobs one sitting of the full-size run should take (``choose_sitting``) of those with no run
-    summary in ``summaries`` yet, at their ``planned_minutes``.
+    summary in ``summaries`` yet, at their ``planned_minutes``, each cold round 1 that such jobs share
+    counted once.
 
     Parameters
     ----------
@@ -719,8 +852,19 @@ def sitting_jobs(config: dict, minutes: float, summaries: str | Path,
     Returns
     -------
     list of (float, Job)
-        Each job with its expected minutes.
+        Each job with the minutes it adds to the sitting (``choose_sitting``).
     """
-    planned = [(m, (job.dataset, job.k), (m, job)) for job, m in planned_minutes(config, summaries, measured).items()
-               if not job.record_path(summaries).exists()]
+    jobs = all_jobs(config)
+    left = first_rounds_left(jobs, summaries)
+    planned = []
+    for job in jobs:
+        if job.record_path(summaries).exists():
+            continue
+        key = (job.dataset, job.k, job.kernel_mode)
+        own = job_minutes(config, job, shared=key in left, measured=measured)
+        if job.method in COLD_FIRST_ROUND and key not in left:
+            first_round = own - job_minutes(config, job, shared=True, measured=measured)
+            planned.append(PlannedJob(own, (job.dataset, job.k), job, first_round, key))
+        else:
+            planned.append(PlannedJob(own, (job.dataset, job.k), job))
     return choose_sitting(planned, minutes)
