@@ -477,17 +477,18 @@ def test_a_sitting_plans_a_job_at_the_seconds_an_earlier_run_of_it_took():
     assert measured_seconds(all_rounds, shared_then, first_round_shared=True) == 45.0
 
 
-def test_a_sitting_says_how_much_of_the_plan_this_runs_jobs_took(tmp_path, capsys):
+def test_a_sitting_says_how_much_of_the_plan_this_runs_jobs_took(tmp_path, capsys, monkeypatch):
     """Catches a pace that sets a job whose round 1 was shared against a plan that counts it (0.125 where the
     job took half its plan), that counts a resumed job (its wall time is one sitting's part of it), or a job
-    planned under a minute (compilation alone can make it 100 times its plan)."""
+    planned under a minute (compilation alone can make it 100 times its plan); and a CPU's own pace that
+    pools the other CPU's jobs (0.50 where this CPU's took 1.00) or names no CPU."""
     config = load_config(REPO / "config.yaml")
     jobs = {(job.dataset, job.k, job.stem): job for job in all_jobs(config)}
 
-    def record(folder, job, rounds, wall, resumed=0, shared=0):
+    def record(folder, job, rounds, wall, resumed=0, shared=0, cpu="Xeon"):
         path = job.record_path(folder)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({
+        path.write_text(json.dumps({"provenance": {"cpu": cpu},
             "summary": {"rounds_run": len(rounds), "rounds_total": len(rounds), "rounds_resumed": resumed,
                         "rounds_shared": shared},
             "params": {"max_rounds": None}, "job": {"wall_seconds": wall},
@@ -506,6 +507,17 @@ def test_a_sitting_says_how_much_of_the_plan_this_runs_jobs_took(tmp_path, capsy
     assert main(["sitting", "--minutes", "30", "--summaries", str(now), "--measured", str(earlier),
                  "--config", str(REPO / "config.yaml")]) == 0
     assert "2 finished jobs of a minute or more took 0.50 of their planned time" in capsys.readouterr().err
+
+    for key in (("adult", "10", "cold-cache"), ("adult", "10", "cold-auto")):
+        record(earlier, jobs[key], [300.0, 100.0], 400.0)
+        record(now, jobs[key], [300.0, 100.0], 400.0, cpu="EPYC")
+    assert taken_of_planned(config, now, earlier, cpu="EPYC") == [1.0, 1.0]
+    monkeypatch.setattr("alphaseed.pipeline.provenance.cpu_model", lambda: "EPYC")
+    assert main(["sitting", "--minutes", "30", "--summaries", str(now), "--measured", str(earlier),
+                 "--config", str(REPO / "config.yaml")]) == 0
+    said = capsys.readouterr().err
+    assert "this run's 4 finished jobs of a minute or more took 0.75" in said
+    assert "on this CPU (EPYC), its 2 finished jobs of a minute or more took 1.00" in said
 
 
 def test_the_plan_takes_the_published_runs_seconds_for_the_same_jobs_only(tmp_path):

@@ -440,6 +440,7 @@ def _sitting(args) -> None:
     """``alphaseed sitting``: the target files of one sitting on stdout, their expected minutes on stderr."""
     from .pipeline.config import load_config
     from .pipeline.experiments import sitting_jobs, taken_of_planned
+    from .pipeline.provenance import cpu_model
 
     if args.minutes <= 0:
         raise ConfigError(f"--minutes must be positive, not {args.minutes:g}")
@@ -452,12 +453,15 @@ def _sitting(args) -> None:
     print(f"{len(jobs)} jobs, {expected:.1f} min expected ({source}), for a sitting of {args.minutes:g} min",
           file=sys.stderr)
     if args.measured:
-        ratios = taken_of_planned(config, args.summaries, args.measured)
-        if len(ratios) >= 2:
-            print(f"this run's {len(ratios)} finished jobs of a minute or more took {statistics.median(ratios):.2f} "
-                  f"of their planned time (median; 90th percentile "
-                  f"{statistics.quantiles(ratios, n=10, method='inclusive')[-1]:.2f}): a sitting's length "
-                  f"divided by that as --minutes plans it at this run's pace", file=sys.stderr)
+        cpu = cpu_model()
+        for whose, ratios in (("this run's", taken_of_planned(config, args.summaries, args.measured)),
+                              (f"on this CPU ({cpu}), its",
+                               taken_of_planned(config, args.summaries, args.measured, cpu=cpu))):
+            if len(ratios) >= 2:
+                print(f"{whose} {len(ratios)} finished jobs of a minute or more took {statistics.median(ratios):.2f} "
+                      f"of their planned time (median; 90th percentile "
+                      f"{statistics.quantiles(ratios, n=10, method='inclusive')[-1]:.2f}): a sitting's length "
+                      f"divided by that as --minutes plans it at that pace", file=sys.stderr)
     if expected > args.minutes:
         print("alphaseed: warning: no job still to run fits the sitting; this one resumes at its first "
               "unfinished round in the next, so a single round longer than a sitting never finishes: "

@@ -797,7 +797,8 @@ def job_minutes(config: dict, job: Job, *, shared: bool, measured: str | Path | 
     return (expected_seconds(job, n) - (first_round_seconds(job, n) if shared else 0.0)) / 60
 
 
-def taken_of_planned(config: dict, summaries: str | Path, measured: str | Path) -> list[float]:
+def taken_of_planned(config: dict, summaries: str | Path, measured: str | Path, *,
+                     cpu: str | None = None) -> list[float]:
     """How much of its planned time each finished job of this run took: its wall seconds over the seconds
     the earlier run in ``measured`` plans it at (``measured_seconds``, less its round 1 where it took it
     from another job), for the jobs that ran in both, in one go and for a minute or more as planned.
@@ -812,6 +813,9 @@ def taken_of_planned(config: dict, summaries: str | Path, measured: str | Path) 
         The folder of this run's finished jobs' summaries.
     measured : str or Path
         The earlier full-size run's summaries that plan the jobs.
+    cpu : str, optional
+        Only the jobs that ran on this CPU model (their provenance's ``cpu``): the machines a run is lent
+        differ by more than a sitting's margin, so a sitting is planned at its own machine's pace.
 
     Returns
     -------
@@ -825,6 +829,8 @@ def taken_of_planned(config: dict, summaries: str | Path, measured: str | Path) 
             continue
         record = json.loads(done.read_text(encoding="utf-8"))
         if record["summary"].get("rounds_resumed", 0) or record["job"].get("wall_seconds") is None:
+            continue
+        if cpu is not None and record.get("provenance", {}).get("cpu") != cpu:
             continue
         planned = measured_seconds(job, earlier, first_round_shared=record["summary"].get("rounds_shared", 0) > 0)
         if planned >= 60:
