@@ -36,8 +36,9 @@ results: $(STAMP)
 # (absolute paths: the jobs run in .sitting/), before --config, which takes every word after it.
 # PUBLISH_DIR: where they land; a new tag's run goes to reproduction/next/ so that the published folder
 # stays whole, one commit's, until the new run replaces it. MINUTES: the sitting's time; its targets are
-# then the jobs `alphaseed sitting` picks (whole groups of one dataset and k first: one machine's ratios),
-# at the seconds the published run took them.
+# then the jobs `alphaseed sitting` picks (whole groups of one dataset and k first: one machine's ratios;
+# none whose closest pairs ran on another CPU model only), at the seconds the published run took them.
+# SITTING_ARGS: more of its options (--any-cpu).
 SITTING := .sitting
 SITTING_TARGETS := $(CURDIR)/results/sitting-targets.txt
 PUBLISH_DIR ?= reproduction
@@ -50,7 +51,9 @@ sitting: $(STAMP)
 	test "$$(git -C $(SITTING) rev-parse HEAD)" = "$$(git rev-parse '$(TAG)^{commit}')"
 	mkdir -p data/processed && ln -sfn $(CURDIR)/data/processed $(SITTING)/data/processed
 	$(if $(MINUTES),mkdir -p results && $(VENV)/bin/alphaseed sitting --config $(SITTING)/config.yaml \
-		--minutes $(MINUTES) --summaries $(PUBLISH_DIR)/runs --measured reproduction/runs > $(SITTING_TARGETS))
+		--minutes $(MINUTES) --summaries $(PUBLISH_DIR)/runs --measured reproduction/runs $(SITTING_ARGS) \
+		> $(SITTING_TARGETS) && { test -s $(SITTING_TARGETS) || { echo "make sitting: alphaseed sitting chose \
+		no job (it says why above); nothing run" >&2; exit 1; }; })
 	cd $(SITTING) && PYTHONPATH=$(CURDIR)/$(SITTING)/src $(CURDIR)/$(VENV)/bin/snakemake --cores $(CORES) \
 		$(SNAKEMAKE_ARGS) $(if $(MINUTES),$$(cat $(SITTING_TARGETS))) --config publish_dir=$(CURDIR)/$(PUBLISH_DIR)
 

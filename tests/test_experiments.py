@@ -29,6 +29,7 @@ from alphaseed.pipeline.experiments import (
     expand_experiments,
     expected_seconds,
     first_round_seconds,
+    held_for_other_cpus,
     job_mem_mb,
     job_runtime_minutes,
     job_size,
@@ -520,6 +521,61 @@ def test_a_sitting_says_how_much_of_the_plan_this_runs_jobs_took(tmp_path, capsy
     assert "on this CPU (EPYC), its 2 finished jobs of a minute or more took 1.00" in said
 
 
+def test_a_sitting_leaves_jobs_to_the_cpu_their_closest_pairs_ran_on(tmp_path, capsys, monkeypatch):
+    """Catches a plan blind to where a group ran (MNIST k = 10's MIR in auto mode on the EPYC, which drops the
+    round 1 journalled on the Xeon and sets MIR beside SIR across two CPUs), one that holds back a whole group
+    once any of its runs ran elsewhere (MNIST k = 10's ATO in cache mode, beside cache runs and a stand-in of the
+    EPYC, would have no machine), one that skips LibSVM's tier (Webdata's auto runs would go anywhere), counts
+    LibSVM among a kernel mode's runs (Webdata's cache runs would go anywhere), holds back where the closest
+    runs ran on both CPUs (Heart) or name none (Adult k = 3), lets a group that ran on one CPU only go to the
+    other (Adult k = 10), or plans a seeder to share a round 1 journalled on another CPU."""
+    config = load_config(REPO / "config.yaml")
+    jobs = {(job.dataset, job.k, job.stem): job for job in all_jobs(config)}
+    every = list(jobs.values())
+    ran = {("mnist", "10", "cold-cache"): "EPYC", ("mnist", "10", "sir-cache"): "EPYC",
+           ("mnist", "10", "sir-auto"): "Xeon", ("webdata", "10", "sir-cache"): "Xeon",
+           ("webdata", "10", "libsvm"): "EPYC", ("heart", "10", "cold-cache"): "EPYC",
+           ("heart", "10", "sir-cache"): "Xeon", ("adult", "10", "sir-cache"): "Xeon", ("adult", "3", "libsvm"): None}
+    for key, cpu in ran.items():
+        path = jobs[key].record_path(tmp_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({} if cpu is None else {"provenance": {"cpu": cpu}}))
+
+    def named(*keys):
+        return {jobs[key] for key in keys}
+    adult = {job for key, job in jobs.items() if key[:2] == ("adult", "10") and key not in ran}
+    on_xeon = named(("mnist", "10", "cold-auto"), ("mnist", "10", "mir-auto"), ("webdata", "10", "cold-cache"),
+                    ("webdata", "10", "mir-cache"), ("webdata", "10", "ato-cache")) | adult
+    on_epyc = named(("mnist", "10", "ato-cache"), ("mnist", "10", "mir-cache"), ("webdata", "10", "cold-auto"),
+                    ("webdata", "10", "mir-auto"), ("webdata", "10", "sir-auto"))
+    assert len(adult) == 7
+    assert held_for_other_cpus(every, tmp_path, "EPYC") == on_xeon
+    assert held_for_other_cpus(every, tmp_path, "Xeon") == on_epyc
+
+    def plan(**cpu):
+        return {job: minutes for minutes, job in sitting_jobs(config, math.inf, tmp_path, **cpu)}
+    here, anywhere = plan(cpu="EPYC"), plan(cpu="EPYC", hold=False)
+    assert set(here) == set(anywhere) - on_xeon and set(plan()) == set(anywhere)
+    auto = named(("mnist", "10", "cold-auto"), ("mnist", "10", "mir-auto"))
+    round_1 = first_round_seconds(jobs["mnist", "10", "mir-auto"], job_size(config, jobs["mnist", "10", "mir-auto"])[0])
+    assert sum(anywhere[job] for job in auto) == pytest.approx(sum(plan()[job] for job in auto) + round_1 / 60)
+
+    monkeypatch.setattr("alphaseed.pipeline.provenance.cpu_model", lambda: "EPYC")
+    for flags, held in (([], on_xeon), (["--any-cpu"], set())):
+        assert main(["sitting", "--minutes", "100000", "--summaries", str(tmp_path),
+                     "--config", str(REPO / "config.yaml"), *flags]) == 0
+        out, err = capsys.readouterr()
+        assert set(out.split()) == {str(job.record_path(tmp_path.resolve())) for job in set(anywhere) - held}
+        assert (f"{len(on_xeon)} jobs held for another CPU model" in err) == bool(held)
+    for key in set(jobs) - set(ran):
+        if jobs[key] not in on_xeon:
+            jobs[key].record_path(tmp_path).parent.mkdir(parents=True, exist_ok=True)
+            jobs[key].record_path(tmp_path).write_text(json.dumps({"provenance": {"cpu": "EPYC"}}))
+    assert main(["sitting", "--minutes", "30", "--summaries", str(tmp_path),
+                 "--config", str(REPO / "config.yaml")]) == 0
+    out, err = capsys.readouterr()
+    assert not out.split() and "every job still to run is held for another CPU model" in err
+
 def test_the_plan_takes_the_published_runs_seconds_for_the_same_jobs_only(tmp_path):
     """Catches a dry run that ignores the published run's seconds (the cost model's stale ones: 89 hours where
     the runs took 33), or that plans a subsampled job (the quick profile's) at a full-size run's seconds."""
@@ -546,3 +602,4 @@ def test_dry_run_prints_the_plans_expected_time():
     )
     assert result.returncode == 0, result.stderr
     assert "Expected time of the" in result.stderr and "h in total" in result.stderr
+

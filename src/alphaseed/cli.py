@@ -215,8 +215,9 @@ def _sitting_command(commands) -> None:
                     "should make, at the minutes an earlier run took them (--measured) or else the cost "
                     "model's: whole groups of one dataset and k first, largest first, so that each of "
                     "their ratios pairs runs of one machine, then jobs of groups too long for the "
-                    "sitting; a cold round 1 that jobs share counts once. Prints their paths, one a "
-                    "line, for Snakemake's targets, and what they add up to on stderr.")
+                    "sitting; a cold round 1 that jobs share counts once. Leaves to another machine "
+                    "the jobs whose closest pairs ran on another CPU model only. Prints their paths, one "
+                    "a line, for Snakemake's targets, and what they add up to on stderr.")
     sitting.add_argument("--minutes", type=float, required=True, help="the sitting's time")
     sitting.add_argument("--summaries", type=Path, required=True, metavar="DIR",
                          help="the run's summaries, {dataset}/k{k}/{variant}.json (publish_dir/runs)")
@@ -225,6 +226,8 @@ def _sitting_command(commands) -> None:
                               "the rounds planned, in place of the cost model's")
     sitting.add_argument("--config", type=Path, metavar="FILE",
                          help="the tagged commit's config file (default: config.yaml of the checkout you are in)")
+    sitting.add_argument("--any-cpu", action="store_true",
+                         help="plan every job whatever CPU model its pairs ran on")
 
 
 def _prepare_command(commands) -> None:
@@ -439,29 +442,37 @@ def _kernel_facts(args) -> None:
 def _sitting(args) -> None:
     """``alphaseed sitting``: the target files of one sitting on stdout, their expected minutes on stderr."""
     from .pipeline.config import load_config
-    from .pipeline.experiments import sitting_jobs, taken_of_planned
+    from .pipeline.experiments import all_jobs, held_for_other_cpus, sitting_jobs, taken_of_planned
     from .pipeline.provenance import cpu_model
 
     if args.minutes <= 0:
         raise ConfigError(f"--minutes must be positive, not {args.minutes:g}")
     config = load_config(args.config)
-    jobs = sitting_jobs(config, args.minutes, args.summaries, measured=args.measured)
+    this_cpu = cpu_model()
+    held = set() if args.any_cpu else held_for_other_cpus(all_jobs(config), args.summaries, this_cpu)
+    jobs = sitting_jobs(config, args.minutes, args.summaries, measured=args.measured, cpu=this_cpu,
+                        hold=not args.any_cpu)
     expected = sum(minutes for minutes, _ in jobs)
     for _, job in jobs:
         print(job.record_path(args.summaries.resolve()))
     source = "as the earlier run's took them" if args.measured else "at the cost model's estimates"
     print(f"{len(jobs)} jobs, {expected:.1f} min expected ({source}), for a sitting of {args.minutes:g} min",
           file=sys.stderr)
+    if held:
+        print(f"{len(held)} jobs held for another CPU model: the runs they pair with most closely ran only on "
+              f"CPUs other than this one ({this_cpu}); --any-cpu plans them here", file=sys.stderr)
     if args.measured:
-        cpu = cpu_model()
         for whose, ratios in (("this run's", taken_of_planned(config, args.summaries, args.measured)),
-                              (f"on this CPU ({cpu}), its",
-                               taken_of_planned(config, args.summaries, args.measured, cpu=cpu))):
+                              (f"on this CPU ({this_cpu}), its",
+                               taken_of_planned(config, args.summaries, args.measured, cpu=this_cpu))):
             if len(ratios) >= 2:
                 print(f"{whose} {len(ratios)} finished jobs of a minute or more took {statistics.median(ratios):.2f} "
                       f"of their planned time (median; 90th percentile "
                       f"{statistics.quantiles(ratios, n=10, method='inclusive')[-1]:.2f}): a sitting's length "
                       f"divided by that as --minutes plans it at that pace", file=sys.stderr)
+    if not jobs and held:
+        print("alphaseed: warning: every job still to run is held for another CPU model: run the next "
+              "sitting on one, or plan these with --any-cpu", file=sys.stderr)
     if expected > args.minutes:
         print("alphaseed: warning: no job still to run fits the sitting; this one resumes at its first "
               "unfinished round in the next, so a single round longer than a sitting never finishes: "

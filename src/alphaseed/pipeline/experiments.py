@@ -743,7 +743,7 @@ def planned_minutes(config: dict, summaries: str | Path | None = None,
             for job in jobs}
 
 
-def first_rounds_left(jobs: list[Job], summaries: str | Path | None) -> set[tuple]:
+def first_rounds_left(jobs: list[Job], summaries: str | Path | None, cpu: str | None = None) -> set[tuple]:
     """Where a finished job left its cold round 1 for the others (``RoundJournal``'s first round).
 
     Parameters
@@ -752,14 +752,72 @@ def first_rounds_left(jobs: list[Job], summaries: str | Path | None) -> set[tupl
         The run's jobs.
     summaries : str or Path or None
         The folder of finished jobs' run summaries; None: none finished.
+    cpu : str, optional
+        The CPU model of the machine that would take it up: a round 1 journalled on another is dropped
+        there and trained again. None: any.
 
     Returns
     -------
     set of tuple
-        The (dataset, k, kernel mode) of every finished cold start, ATO, MIR or SIR job.
+        The (dataset, k, kernel mode) of every finished cold start, ATO, MIR or SIR job (of those that ran
+        on ``cpu`` or name no CPU).
     """
-    return {(job.dataset, job.k, job.kernel_mode) for job in jobs
-            if job.method in COLD_FIRST_ROUND and summaries is not None and job.record_path(summaries).exists()}
+    if summaries is None:
+        return set()
+    return {(job.dataset, job.k, job.kernel_mode) for job, ran_on in _finished_on(jobs, summaries).items()
+            if job.method in COLD_FIRST_ROUND and (cpu is None or ran_on in (cpu, None))}
+
+
+def _finished_on(jobs: list[Job], summaries: str | Path) -> dict[Job, str | None]:
+    """The CPU model each finished job of ``jobs`` ran on, as its summary's provenance names it (or None)."""
+    ran_on: dict[Job, str | None] = {}
+    for job in jobs:
+        path = job.record_path(summaries)
+        if path.exists():
+            ran_on[job] = json.loads(path.read_text(encoding="utf-8")).get("provenance", {}).get("cpu")
+    return ran_on
+
+
+def held_for_other_cpus(jobs: list[Job], summaries: str | Path, cpu: str) -> set[Job]:
+    """The unfinished jobs whose ratios pair them most closely with finished runs of other CPU models only.
+
+    The CPU models a run is lent differ in speed by as much as some ratios show, and a round 1 journalled
+    on one is dropped on another (``RoundJournal``), so each job goes to the machine of the runs it pairs
+    with most closely, the first of these that has finished: those of its dataset, k and kernel mode (its
+    shared round 1, cold over seeded in one engine); else its dataset and k's LibSVM or the cold start
+    that stands in for it (the speed-up over LibSVM); else any of its dataset and k (LibSVM's own
+    partners, or a kernel mode none of whose runs has finished). A CPU model is the exact name that
+    provenance records, so two generations of one vendor's are two.
+
+    Parameters
+    ----------
+    jobs : list of Job
+        The run's jobs.
+    summaries : str or Path
+        The folder of finished jobs' run summaries, whose provenance names their CPU model.
+    cpu : str
+        This machine's CPU model (``provenance.cpu_model``).
+
+    Returns
+    -------
+    set of Job
+        The jobs to leave to a machine of another CPU model; none where the runs name no CPU.
+    """
+    ran_on = _finished_on(jobs, summaries)
+    held: set[Job] = set()
+    for job in jobs:
+        if job in ran_on:
+            continue
+        group = [other for other in ran_on if (other.dataset, other.k) == (job.dataset, job.k)]
+        closest = ([other for other in group if "libsvm" not in (job.method, other.method)
+                    and other.kernel_mode == job.kernel_mode],
+                   [other for other in group if other.method == "libsvm" or other.stands_in],
+                   group)
+        partners = next((runs for runs in closest if runs), [])
+        cpus = {ran_on[other] for other in partners} - {None}
+        if cpus and cpu not in cpus:
+            held.add(job)
+    return held
 
 
 def _earlier_summary(job: Job, measured: str | Path | None) -> dict | None:
@@ -839,10 +897,12 @@ def taken_of_planned(config: dict, summaries: str | Path, measured: str | Path, 
 
 
 def sitting_jobs(config: dict, minutes: float, summaries: str | Path,
-                 measured: str | Path | None = None) -> list[tuple[float, Job]]:
+                 measured: str | Path | None = None, *, cpu: str | None = None,
+                 hold: bool = True) -> list[tuple[float, Job]]:
     """The jobs one sitting of the full-size run should take (``choose_sitting``) of those with no run
     summary in ``summaries`` yet, at their ``planned_minutes``, each cold round 1 that such jobs share
-    counted once.
+    counted once; on a machine of CPU model ``cpu``, less those ``held_for_other_cpus`` (unless not
+    ``hold``) and with the cold round 1 of those whose journalled one it would drop.
 
     Parameters
     ----------
@@ -854,6 +914,10 @@ def sitting_jobs(config: dict, minutes: float, summaries: str | Path,
         The folder of finished jobs' run summaries.
     measured : str or Path, optional
         An earlier full-size run's summaries (``planned_minutes``).
+    cpu : str, optional
+        The sitting's CPU model; None: plan as if every machine were of one.
+    hold : bool, default True
+        Whether to leave out the jobs ``held_for_other_cpus`` where ``cpu`` is given.
 
     Returns
     -------
@@ -861,10 +925,11 @@ def sitting_jobs(config: dict, minutes: float, summaries: str | Path,
         Each job with the minutes it adds to the sitting (``choose_sitting``).
     """
     jobs = all_jobs(config)
-    left = first_rounds_left(jobs, summaries)
+    left = first_rounds_left(jobs, summaries, cpu)
+    held = held_for_other_cpus(jobs, summaries, cpu) if cpu is not None and hold else set()
     planned = []
     for job in jobs:
-        if job.record_path(summaries).exists():
+        if job in held or job.record_path(summaries).exists():
             continue
         key = (job.dataset, job.k, job.kernel_mode)
         own = job_minutes(config, job, shared=key in left, measured=measured)
