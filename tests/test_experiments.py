@@ -554,7 +554,7 @@ def test_a_sitting_leaves_jobs_to_the_cpu_their_closest_pairs_ran_on(tmp_path, c
 
     def plan(**cpu):
         return {job: minutes for minutes, job in sitting_jobs(config, math.inf, tmp_path, **cpu)}
-    here, anywhere = plan(cpu="EPYC"), plan(cpu="EPYC", hold=False)
+    here, anywhere = plan(cpu="EPYC", held=on_xeon), plan(cpu="EPYC")
     assert set(here) == set(anywhere) - on_xeon and set(plan()) == set(anywhere)
     auto = named(("mnist", "10", "cold-auto"), ("mnist", "10", "mir-auto"))
     round_1 = first_round_seconds(jobs["mnist", "10", "mir-auto"], job_size(config, jobs["mnist", "10", "mir-auto"])[0])

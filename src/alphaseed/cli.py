@@ -450,8 +450,7 @@ def _sitting(args) -> None:
     config = load_config(args.config)
     this_cpu = cpu_model()
     held = set() if args.any_cpu else held_for_other_cpus(all_jobs(config), args.summaries, this_cpu)
-    jobs = sitting_jobs(config, args.minutes, args.summaries, measured=args.measured, cpu=this_cpu,
-                        hold=not args.any_cpu)
+    jobs = sitting_jobs(config, args.minutes, args.summaries, measured=args.measured, cpu=this_cpu, held=held)
     expected = sum(minutes for minutes, _ in jobs)
     for _, job in jobs:
         print(job.record_path(args.summaries.resolve()))

@@ -898,11 +898,11 @@ def taken_of_planned(config: dict, summaries: str | Path, measured: str | Path, 
 
 def sitting_jobs(config: dict, minutes: float, summaries: str | Path,
                  measured: str | Path | None = None, *, cpu: str | None = None,
-                 hold: bool = True) -> list[tuple[float, Job]]:
+                 held: set[Job] | frozenset = frozenset()) -> list[tuple[float, Job]]:
     """The jobs one sitting of the full-size run should take (``choose_sitting``) of those with no run
     summary in ``summaries`` yet, at their ``planned_minutes``, each cold round 1 that such jobs share
-    counted once; on a machine of CPU model ``cpu``, less those ``held_for_other_cpus`` (unless not
-    ``hold``) and with the cold round 1 of those whose journalled one it would drop.
+    counted once, less the jobs ``held`` for another machine (``held_for_other_cpus``); on a machine of
+    CPU model ``cpu``, with the cold round 1 of those whose journalled one it would drop.
 
     Parameters
     ----------
@@ -916,8 +916,8 @@ def sitting_jobs(config: dict, minutes: float, summaries: str | Path,
         An earlier full-size run's summaries (``planned_minutes``).
     cpu : str, optional
         The sitting's CPU model; None: plan as if every machine were of one.
-    hold : bool, default True
-        Whether to leave out the jobs ``held_for_other_cpus`` where ``cpu`` is given.
+    held : set of Job, optional
+        The jobs to leave out (``held_for_other_cpus``).
 
     Returns
     -------
@@ -926,7 +926,6 @@ def sitting_jobs(config: dict, minutes: float, summaries: str | Path,
     """
     jobs = all_jobs(config)
     left = first_rounds_left(jobs, summaries, cpu)
-    held = held_for_other_cpus(jobs, summaries, cpu) if cpu is not None and hold else set()
     planned = []
     for job in jobs:
         if job in held or job.record_path(summaries).exists():
