@@ -481,8 +481,9 @@ def test_a_sitting_plans_a_job_at_the_seconds_an_earlier_run_of_it_took():
 def test_a_sitting_says_how_much_of_the_plan_this_runs_jobs_took(tmp_path, capsys, monkeypatch):
     """Catches a pace that sets a job whose round 1 was shared against a plan that counts it (0.125 where the
     job took half its plan), that counts a resumed job (its wall time is one sitting's part of it), or a job
-    planned under a minute (compilation alone can make it 100 times its plan); and a CPU's own pace that
-    pools the other CPU's jobs (0.50 where this CPU's took 1.00) or names no CPU."""
+    planned under a minute (compilation alone can make it 100 times its plan); a CPU's own pace that
+    pools the other CPU's jobs (0.50 where this CPU's took 1.00) or names no CPU; and a pace by the plan's
+    CPU that reads this run's CPU for the earlier run's (1.00 where the EPYC-planned jobs took 2.00)."""
     config = load_config(REPO / "config.yaml")
     jobs = {(job.dataset, job.k, job.stem): job for job in all_jobs(config)}
 
@@ -519,6 +520,17 @@ def test_a_sitting_says_how_much_of_the_plan_this_runs_jobs_took(tmp_path, capsy
     said = capsys.readouterr().err
     assert "this run's 4 finished jobs of a minute or more took 0.75" in said
     assert "on this CPU (EPYC), its 2 finished jobs of a minute or more took 1.00" in said
+
+    for key in (("adult", "10", "sir-auto"), ("adult", "10", "mir-auto")):
+        record(earlier, jobs[key], [300.0, 100.0], 400.0, cpu="EPYC")
+        record(now, jobs[key], [600.0, 200.0], 800.0, cpu="EPYC")
+    assert taken_of_planned(config, now, earlier, cpu="EPYC", planned_on="EPYC") == [2.0, 2.0]
+    assert taken_of_planned(config, now, earlier, cpu="EPYC", planned_on="Xeon") == [1.0, 1.0]
+    assert main(["sitting", "--minutes", "30", "--summaries", str(now), "--measured", str(earlier),
+                 "--config", str(REPO / "config.yaml")]) == 0
+    said = capsys.readouterr().err
+    assert "of those, planned by runs on EPYC, the 2 finished jobs of a minute or more took 2.00" in said
+    assert "of those, planned by runs on Xeon, the 2 finished jobs of a minute or more took 1.00" in said
 
 
 def test_a_sitting_leaves_jobs_to_the_cpu_their_closest_pairs_ran_on(tmp_path, capsys, monkeypatch):

@@ -442,7 +442,7 @@ def _kernel_facts(args) -> None:
 def _sitting(args) -> None:
     """``alphaseed sitting``: the target files of one sitting on stdout, their expected minutes on stderr."""
     from .pipeline.config import load_config
-    from .pipeline.experiments import all_jobs, held_for_other_cpus, sitting_jobs, taken_of_planned
+    from .pipeline.experiments import all_jobs, cpus_that_ran, held_for_other_cpus, sitting_jobs, taken_of_planned
     from .pipeline.provenance import cpu_model
 
     if args.minutes <= 0:
@@ -461,9 +461,13 @@ def _sitting(args) -> None:
         print(f"{len(held)} jobs held for another CPU model: the runs they pair with most closely ran only on "
               f"CPUs other than this one ({this_cpu}); --any-cpu plans them here", file=sys.stderr)
     if args.measured:
-        for whose, ratios in (("this run's", taken_of_planned(config, args.summaries, args.measured)),
-                              (f"on this CPU ({this_cpu}), its",
-                               taken_of_planned(config, args.summaries, args.measured, cpu=this_cpu))):
+        paces = [("this run's", taken_of_planned(config, args.summaries, args.measured)),
+                 (f"on this CPU ({this_cpu}), its", taken_of_planned(config, args.summaries, args.measured,
+                                                                      cpu=this_cpu))]
+        paces += [(f"of those, planned by runs on {plan_cpu}, the",
+                   taken_of_planned(config, args.summaries, args.measured, cpu=this_cpu, planned_on=plan_cpu))
+                  for plan_cpu in cpus_that_ran(all_jobs(config), args.measured)]
+        for whose, ratios in paces:
             if len(ratios) >= 2:
                 print(f"{whose} {len(ratios)} finished jobs of a minute or more took {statistics.median(ratios):.2f} "
                       f"of their planned time (median; 90th percentile "

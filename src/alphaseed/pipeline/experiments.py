@@ -778,6 +778,11 @@ def _finished_on(jobs: list[Job], summaries: str | Path) -> dict[Job, str | None
     return ran_on
 
 
+def cpus_that_ran(jobs: list[Job], summaries: str | Path) -> list[str]:
+    """The CPU models the finished jobs of ``jobs`` in ``summaries`` ran on, as their provenance names them."""
+    return sorted({cpu for cpu in _finished_on(jobs, summaries).values() if cpu is not None})
+
+
 def held_for_other_cpus(jobs: list[Job], summaries: str | Path, cpu: str) -> set[Job]:
     """The unfinished jobs whose ratios pair them most closely with finished runs of other CPU models only.
 
@@ -856,7 +861,7 @@ def job_minutes(config: dict, job: Job, *, shared: bool, measured: str | Path | 
 
 
 def taken_of_planned(config: dict, summaries: str | Path, measured: str | Path, *,
-                     cpu: str | None = None) -> list[float]:
+                     cpu: str | None = None, planned_on: str | None = None) -> list[float]:
     """How much of its planned time each finished job of this run took: its wall seconds over the seconds
     the earlier run in ``measured`` plans it at (``measured_seconds``, less its round 1 where it took it
     from another job), for the jobs that ran in both, in one go and for a minute or more as planned.
@@ -874,6 +879,9 @@ def taken_of_planned(config: dict, summaries: str | Path, measured: str | Path, 
     cpu : str, optional
         Only the jobs that ran on this CPU model (their provenance's ``cpu``): the machines a run is lent
         differ by more than a sitting's margin, so a sitting is planned at its own machine's pace.
+    planned_on : str, optional
+        Only the jobs whose earlier run ran on this CPU model: a plan is that machine's time, so a
+        machine's pace against plans from its own model and from another differ.
 
     Returns
     -------
@@ -889,6 +897,8 @@ def taken_of_planned(config: dict, summaries: str | Path, measured: str | Path, 
         if record["summary"].get("rounds_resumed", 0) or record["job"].get("wall_seconds") is None:
             continue
         if cpu is not None and record.get("provenance", {}).get("cpu") != cpu:
+            continue
+        if planned_on is not None and earlier.get("provenance", {}).get("cpu") != planned_on:
             continue
         planned = measured_seconds(job, earlier, first_round_shared=record["summary"].get("rounds_shared", 0) > 0)
         if planned >= 60:
