@@ -779,7 +779,20 @@ def _finished_on(jobs: list[Job], summaries: str | Path) -> dict[Job, str | None
 
 
 def cpus_that_ran(jobs: list[Job], summaries: str | Path) -> list[str]:
-    """The CPU models the finished jobs of ``jobs`` in ``summaries`` ran on, as their provenance names them."""
+    """The CPU models the finished jobs of ``jobs`` in ``summaries`` ran on, as their provenance names them.
+
+    Parameters
+    ----------
+    jobs : list of Job
+        The run's jobs.
+    summaries : str or Path
+        The folder of finished jobs' run summaries.
+
+    Returns
+    -------
+    list of str
+        The CPU models, sorted; none where the summaries name no CPU.
+    """
     return sorted({cpu for cpu in _finished_on(jobs, summaries).values() if cpu is not None})
 
 
