@@ -228,7 +228,8 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
         The solver's settings and kernel mode.
     c_seed : str, default C_SEED
         How each larger C is seeded from the smaller (``seed_from_smaller_C``), or ``none``: every
-        C then seeds along the splits, and the splits run one after the other.
+        C then seeds along the splits, and the splits run one after the other. Under ``gap`` a C
+        that ``solver="auto"`` sends straight to the active set is seeded by ``scale``.
     progress : callable, optional
         Called with 1 after each fit.
     dots : ndarray, optional
@@ -356,13 +357,19 @@ class _Chain:
         self.along_splits.set_result(first)
         return first + self._rounds(along_C)
 
+    def _rule(self) -> str:
+        """The seed rule of the next C: the gap rule's, but scaling where the next run goes straight to
+        the active set. Keeping frees every alpha at the smaller C's bound, and the active set then
+        takes a Newton step for each one that must leave F, however small the gap that chose it."""
+        return "scale" if self.c_seed == "gap" and self.asked.solver == "active_set" else self.c_seed
+
     def _rounds(self, Cs) -> list[tuple]:
         rounds = []
         for C in Cs:
             clock = time.perf_counter()
             start = None
             if self.seeds_along_C and self.last is not None:
-                start = seed_from_smaller_C(self.last[1], self.last[0], C, self.c_seed, self.y[self.split[0]])
+                start = seed_from_smaller_C(self.last[1], self.last[0], C, self._rule(), self.y[self.split[0]])
             done = run_round(self.kernel, self.y, self.split, C, options=self.asked, seeder=self.seeder,
                              previous=self.previous.get(C), start=start, predict=False)
             self.asked = options_at_larger_C(self.options, self.asked, done.solution)
