@@ -368,7 +368,7 @@ def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zero
         pool[: (distinct + 1) // 2] = np.where(rng.random((distinct + 1) // 2) < 0.5, -0.0, 0.0)
     G = pool[rng.integers(0, distinct, length)]
     y = np.where(rng.random(length) < 0.5, 1.0, -1.0)
-    status = rng.choice(np.array([state.LOWER, state.UPPER, state.FREE], dtype=np.int8), length,
+    status = rng.choice(np.array([state.LOWER, state.UPPER, state.FREE], dtype=state.STATUS_DTYPE), length,
                         p=rng.dirichlet(np.ones(3)))
     qi = rng.choice(np.array([-1.0, -0.5, 0.25, 1.0], dtype=np.float32), length)
     qj = rng.uniform(-1, 1, length).astype(np.float32)
