@@ -27,17 +27,23 @@ DEPENDENT = 1e-12
 @njit(cache=True, nogil=True, inline="always")
 def row_dot(L, i, z, start=0):
     """L[i, start:i] . z[start:i] in four running sums: one sum would wait on its last addition
-    at every term, and a fixed split gives the same result on every machine (no fastmath)."""
+    at every term, and a fixed split gives the same result on every machine (no fastmath).
+
+    The sums run over the two slices from their first values: the same loop from a variable
+    ``start`` compiled to code 2.4 times slower (``unit_solve``'s forward pass)."""
+    a = L[i, start:i]
+    b = z[start:i]
+    n = a.shape[0]
     s0 = s1 = s2 = s3 = 0.0
-    j = start
-    while j + 4 <= i:
-        s0 += L[i, j] * z[j]
-        s1 += L[i, j + 1] * z[j + 1]
-        s2 += L[i, j + 2] * z[j + 2]
-        s3 += L[i, j + 3] * z[j + 3]
+    j = 0
+    while j + 4 <= n:
+        s0 += a[j] * b[j]
+        s1 += a[j + 1] * b[j + 1]
+        s2 += a[j + 2] * b[j + 2]
+        s3 += a[j + 3] * b[j + 3]
         j += 4
-    while j < i:
-        s0 += L[i, j] * z[j]
+    while j < n:
+        s0 += a[j] * b[j]
         j += 1
     return (s0 + s1) + (s2 + s3)
 
