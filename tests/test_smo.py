@@ -354,12 +354,13 @@ def _libsvm_min_low(lo, hi, gmax, qi, i, y, status, G):
        deltas=st.sampled_from([(0.0, 0.0), (0.5, 0.25), (-1e-3, 0.0)]))
 def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zeros, deltas):
     """The vectorised selection (selection.KEY_BLOCK: _max_up_over, _update_and_max_up_over and
-    _min_low_over) against LibSVM's loops written plainly, on arrays of one to about twenty
+    _min_low_over) against LibSVM's loops written plainly, on arrays of one to about forty
     blocks, with few distinct values so that ties abound, and with gradients of -0.0 and 0.0,
     which compare equal (-y G is -0.0 for y = 1 and G = 0.0). Catches the first of tied values
     winning (within a block or across blocks: the earlier block kept on a tie), -0.0 keyed
     apart from 0.0, the smallest and largest keys confused, an empty I_up or I_low not
-    reported as -1, and a chunk's offset (lo) lost."""
+    reported as -1, gmax2 taken from its key without the key's map undone (``_largest``), and
+    a chunk's offset (lo) lost."""
     from alphaseed.solver import selection, state
 
     rng = np.random.default_rng(seed)

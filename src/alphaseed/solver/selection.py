@@ -4,7 +4,8 @@ update it is fused with: the two loops over the active set that every SMO step r
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
 from .state import INF, TAU, in_low, in_up, q_row
 
@@ -42,7 +43,7 @@ def chunk_bounds(active, chunks, c):
 # The look back is a scalar loop over half a block on average, so blocks are short: long
 # ones make it a large part of an iteration over a small active set (the corners of a grid
 # search), and on large active sets the extra blocks cost little.
-KEY_BLOCK = 256
+KEY_BLOCK = 128
 _SIGN_BITS = np.int64(0x7FFFFFFFFFFFFFFF)
 _LOWEST_KEY = np.int64(-0x8000000000000000)
 LARGEST, SMALLEST = np.int64(0), np.int64(-1)
@@ -63,6 +64,28 @@ def _best_bits(bits, which):
         key = _ordered(bits[k], which)
         best = key if key > best else best
     return best
+
+
+@intrinsic
+def _float_of_bits(typingctx, bits):
+    """The float64 whose bits are the int64 ``bits`` (a bit cast; no memory)."""
+    if bits != types.int64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+
+    return types.float64(types.int64), codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _largest(values):
+    """The largest value of ``values`` (float64, no NaN; 0.0 above -0.0), -INF if it is empty,
+    from the largest key alone: where only the value is wanted, the look back for its index,
+    a scalar loop, is most of a keyed search's time. ``_ordered`` is its own inverse for
+    LARGEST, so the largest key gives the value's bits back."""
+    best = _best_bits(values.view(np.int64), LARGEST)
+    return -INF if best == _LOWEST_KEY else _float_of_bits(_ordered(best, LARGEST))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -149,8 +172,7 @@ def _min_low_over(lo, hi, gmax, qi, i, y, status, G, keys):
     low_yg = keys[1, lo:hi]
     _low_keys(gmax, qi[lo:hi], y[i], y[lo:hi], status[lo:hi], G[lo:hi], obj_diffs, low_yg)
     j = _keyed_best(obj_diffs, SMALLEST)
-    largest = _keyed_best(low_yg, LARGEST)
-    gmax2 = -INF if largest == -1 else low_yg[largest]
+    gmax2 = _largest(low_yg)
     if j == -1 or obj_diffs[j] == INF:
         return INF, -1, gmax2
     return obj_diffs[j], j + lo, gmax2
