@@ -163,6 +163,39 @@ def test_parallel_columns_are_threads_of_this_process_by_default(monkeypatch, gr
     assert budgets == {(6 << 30) // threads if threads > 1 else None}
 
 
+def test_columns_side_by_side_send_their_chains_to_one_pool(monkeypatch):
+    """Catches columns side by side whose chains run on the column's own thread, or on a pool of
+    its own: a column that ends early then leaves its share of the cores idle while the last
+    columns run (a 16-point grid's last column ran alone on one of two threads)."""
+    import threading
+
+    import numba
+
+    from alphaseed.kernel import concurrent_launches_are_safe
+    from alphaseed.sklearn import grid_search
+
+    columns_on, chains_on = set(), set()
+    column, run = grid_search.search_column, grid_search._Chain.run
+
+    def recorded_column(*args, **kwargs):
+        columns_on.add(threading.get_ident())
+        return column(*args, **kwargs)
+
+    def recorded_chain(chain, along_splits, along_C):
+        chains_on.add(threading.get_ident())
+        return run(chain, along_splits, along_C)
+
+    monkeypatch.setattr(grid_search, "search_column", recorded_column)
+    monkeypatch.setattr(grid_search._Chain, "run", recorded_chain)
+    X, y = two_moons(4, n=80)
+    GridSearchCV(SVC(), GRID, cv=3, n_jobs=2).fit(X, y)
+    if numba.get_num_threads() < 2 or not concurrent_launches_are_safe():
+        pytest.skip("the columns run in turn here")
+    assert len(columns_on) == 2
+    assert chains_on and not chains_on & columns_on
+    assert len(chains_on) <= numba.get_num_threads()
+
+
 def test_the_default_keeps_each_columns_gram_matrix(monkeypatch):
     """Catches a default that runs columns side by side where a share of the memory budget no longer
     holds the Gram matrix each would have alone: each would fall back to a cache of rows, several

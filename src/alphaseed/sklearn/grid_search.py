@@ -45,6 +45,7 @@ from __future__ import annotations
 import time
 import warnings
 from concurrent.futures import Future
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import partial
 
@@ -197,7 +198,7 @@ def optimality_gap(alpha, gradient, y, C) -> float:
 
 def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOptions, c_seed: str = C_SEED,
                   progress=None, dots=None, threads: int | None = None,
-                  memory_budget: int | None = None) -> dict[float, PointResult]:
+                  memory_budget: int | None = None, submit=None) -> dict[float, PointResult]:
     """Cross-validate every C of ``Cs`` at one gamma on ``splits``, each split over all C ascending.
 
     A split's rounds at the smallest C depend on the previous split's (seeded along the splits),
@@ -240,6 +241,10 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     memory_budget : int, optional
         The bytes the column's kernel may take (``KernelMatrix``); None: its default, a share of
         the memory available.
+    submit : callable, optional
+        Where the chains run: a ``kernel.chain_threads`` pool the columns of a search share, so
+        that the threads of a column that has ended take up the chains of those still running.
+        None: a pool of ``threads`` of the column's own.
 
     Returns
     -------
@@ -296,7 +301,7 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     threads = numba.get_num_threads() if threads is None else threads
     # As many chains at once as can be under way, each on its share of the threads.
     in_flight = len(class_pairs(n_classes)) * len(splits) if chained_Cs else len(class_pairs(n_classes))
-    with chain_threads(min(threads, in_flight)) as submit:
+    with nullcontext(submit) if submit is not None else chain_threads(min(threads, in_flight)) as submit:
         for h, (train, test) in enumerate(splits):
             if np.unique(codes[train]).size < 2:
                 # No classifier to fit: scikit-learn's fit fails and the split scores NaN there too.
@@ -434,9 +439,10 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         thread each at most), as long as each column's kernel keeps on its share the mode it
         would have alone (its Gram matrix); in turn under a backend of processes. 1 runs them in
         turn.
-        The cores a column gets (all of Numba's pool when in turn) run its splits' chains along C
-        and its pairs of classes at once (``search_column``), the same rounds as in turn. A
-        point's ``mean_fit_time`` is then the wall time of rounds that ran beside others.
+        The cores a column gets (all of Numba's pool when in turn; columns side by side as
+        threads share one pool of it, a chain a thread) run its splits' chains along C and its
+        pairs of classes at once (``search_column``), the same rounds as in turn. A point's
+        ``mean_fit_time`` is then the wall time of rounds that ran beside others.
     verbose : int, default 0
         Shows a progress bar (fits done: points times splits) when true.
 
@@ -568,14 +574,18 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                                           dots=dots, **options) for gamma, Cs in jobs]
             else:
                 # Processes get X whole, not as loky's read-only memory map, for which Numba would
-                # compile the solver again. Each thread's chains and parallel loops get its share of
-                # the cores; a process's, its own Numba pool (joblib sets NUMBA_NUM_THREADS in loky's
-                # workers to their share, and a cluster's workers have their own cores).
-                column = (partial(_search_column_on_threads, max(1, numba.get_num_threads() // workers))
-                          if in_process else search_column)
+                # compile the solver again. A process's columns run on its own Numba pool (joblib
+                # sets NUMBA_NUM_THREADS in loky's workers to their share, and a cluster's workers
+                # have their own cores). Threads' columns send their chains to one pool of the
+                # process's threads: each column's thread only orchestrates and predicts, and once
+                # the last columns are under way, the threads of those that ended take up their
+                # chains instead of waiting.
+                shared = chain_threads(numba.get_num_threads()) if in_process else nullcontext(None)
                 # The columns' BLAS calls set the process's one BLAS thread count in turn, each
                 # restoring what it found; this context puts back the count from before them all.
-                with blas_threads(0):
+                with blas_threads(0), shared as submit:
+                    column = (partial(_search_column_on_threads, max(1, numba.get_num_threads() // workers),
+                                      submit=submit) if in_process else search_column)
                     columns_done = Parallel(n_jobs=workers if in_process else self.n_jobs, prefer="threads",
                                             return_as="generator", max_nbytes=None)(
                         delayed(column)(X, codes, gamma, Cs, splits, dots=dots, **options) for gamma, Cs in jobs)
