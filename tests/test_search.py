@@ -174,11 +174,12 @@ def test_columns_side_by_side_send_their_chains_to_one_pool(monkeypatch):
     from alphaseed.kernel import concurrent_launches_are_safe
     from alphaseed.sklearn import grid_search
 
-    columns_on, chains_on = set(), set()
+    columns_on, chains_on, pools = set(), set(), []
     column, run = grid_search.search_column, grid_search._Chain.run
 
     def recorded_column(*args, **kwargs):
         columns_on.add(threading.get_ident())
+        pools.append(kwargs.get("submit"))
         return column(*args, **kwargs)
 
     def recorded_chain(chain, along_splits, along_C):
@@ -192,8 +193,29 @@ def test_columns_side_by_side_send_their_chains_to_one_pool(monkeypatch):
     if numba.get_num_threads() < 2 or not concurrent_launches_are_safe():
         pytest.skip("the columns run in turn here")
     assert len(columns_on) == 2
+    assert len(pools) == 3 and pools[0] is not None and all(pool is pools[0] for pool in pools)
     assert chains_on and not chains_on & columns_on
     assert len(chains_on) <= numba.get_num_threads()
+
+
+def test_a_chain_cancelled_before_it_began_releases_its_column():
+    """Catches a column left waiting for ever on the first rounds of a chain that a pool, shut down
+    after an error, cancelled before it ran: nothing else would ever settle them."""
+    from concurrent.futures import CancelledError, Future
+
+    from alphaseed.sklearn import grid_search
+
+    chain = grid_search._Chain(None, (0, 1), None, None, options=SolverOptions(), seeder=None, c_seed="gap",
+                               previous={})
+    finished = Future()
+    finished.set_result([])
+    chain.cancel_if_cancelled(finished)
+    assert not chain.along_splits.done()
+    cancelled = Future()
+    cancelled.cancel()
+    chain.cancel_if_cancelled(cancelled)
+    with pytest.raises(CancelledError):
+        chain.along_splits.result(timeout=1)
 
 
 def test_the_default_keeps_each_columns_gram_matrix(monkeypatch):

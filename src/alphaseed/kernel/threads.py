@@ -4,6 +4,7 @@ chains of rounds run as threads of this process."""
 from __future__ import annotations
 
 import numbers
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 
@@ -103,12 +104,16 @@ def chain_threads(workers: int):
     threads = numba.get_num_threads()
     workers = max(1, min(int(workers), threads))
     executor = None
+    # The columns of a search share one submit from their own threads: two first submissions at
+    # once must not each start a pool (the second would hold chains the first's bound did not count).
+    starting = threading.Lock()
 
     def submit(fn, *args, **kwargs) -> Future:
         nonlocal executor
-        if executor is None and workers > 1 and concurrent_launches_are_safe():
-            executor = ThreadPoolExecutor(workers, thread_name_prefix="alphaseed-chain",
-                                          initializer=numba.set_num_threads, initargs=(threads // workers,))
+        with starting:
+            if executor is None and workers > 1 and concurrent_launches_are_safe():
+                executor = ThreadPoolExecutor(workers, thread_name_prefix="alphaseed-chain",
+                                              initializer=numba.set_num_threads, initargs=(threads // workers,))
         if executor is not None:
             return executor.submit(fn, *args, **kwargs)
         return finished_future(fn, *args, **kwargs)

@@ -243,8 +243,9 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
         the memory available.
     submit : callable, optional
         Where the chains run: a ``kernel.chain_threads`` pool the columns of a search share, so
-        that the threads of a column that has ended take up the chains of those still running.
-        None: a pool of ``threads`` of the column's own.
+        that the threads of a column that has ended take up the chains of those still running
+        (``threads`` then counts for nothing but Numba's parallel loops of this thread). None: a
+        pool of ``threads`` of the column's own.
 
     Returns
     -------
@@ -300,7 +301,7 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
 
     threads = numba.get_num_threads() if threads is None else threads
     # As many chains at once as can be under way, each on its share of the threads.
-    in_flight = len(class_pairs(n_classes)) * len(splits) if chained_Cs else len(class_pairs(n_classes))
+    in_flight = _chains_under_way(n_classes, len(splits), bool(chained_Cs))
     with nullcontext(submit) if submit is not None else chain_threads(min(threads, in_flight)) as submit:
         for h, (train, test) in enumerate(splits):
             if np.unique(codes[train]).size < 2:
@@ -326,7 +327,9 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
                 chain = _Chain(kernel, (i, j), pair_problem(codes, i, j)[1], (pair_train, test), options=options,
                                seeder=seeder, c_seed=c_seed,
                                previous={C: previous.get(((i, j), C)) for C in along_splits})
-                chains.append(((i, j), chain, run_now(chain.run, along_splits, chained_Cs)))
+                rounds = run_now(chain.run, along_splits, chained_Cs)
+                rounds.add_done_callback(chain.cancel_if_cancelled)
+                chains.append(((i, j), chain, rounds))
             waiting.append((h, test, chains))
             # The next split's rounds along the splits start from this split's: wait for those, not the chains.
             previous = {((i, j), C): (chain.split[0], done.solution) for (i, j), chain, _ in chains
@@ -334,6 +337,27 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
             tally_finished(block=False)
         tally_finished(block=True)
     return results
+
+
+def _chains_under_way(n_classes: int, n_splits: int, chained: bool) -> int:
+    """The chains a column can have under way at once: a split's pairs of classes, and every
+    split's where its rounds at the larger C values (``chained``) leave beside the next split's.
+
+    Parameters
+    ----------
+    n_classes : int
+        The classes, two or more.
+    n_splits : int
+        The splits.
+    chained : bool
+        Whether a split's rounds past the smallest C run as a chain of their own.
+
+    Returns
+    -------
+    int
+    """
+    pairs = len(class_pairs(n_classes))
+    return pairs * n_splits if chained else pairs
 
 
 class _Chain:
@@ -350,6 +374,12 @@ class _Chain:
         self.c_seed = c_seed
         self.last = None   # (C, solution) of the last round
         self.along_splits = Future()
+
+    def cancel_if_cancelled(self, rounds: Future) -> None:
+        """Cancel ``along_splits`` where the run was cancelled before it began (a pool shut down
+        after an error): the column waiting on it would otherwise wait for ever."""
+        if rounds.cancelled():
+            self.along_splits.cancel()
 
     @reusing_memory()   # the active-set finish's, from one C to the next
     def run(self, along_splits, along_C) -> list[tuple]:
@@ -440,7 +470,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         would have alone (its Gram matrix); in turn under a backend of processes. 1 runs them in
         turn.
         The cores a column gets (all of Numba's pool when in turn; columns side by side as
-        threads share one pool of it, a chain a thread) run its splits' chains along C and its
+        threads share one pool of it) run its splits' chains along C and its
         pairs of classes at once (``search_column``), the same rounds as in turn. A point's
         ``mean_fit_time`` is then the wall time of rounds that ran beside others.
     verbose : int, default 0
@@ -580,7 +610,12 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 # process's threads: each column's thread only orchestrates and predicts, and once
                 # the last columns are under way, the threads of those that ended take up their
                 # chains instead of waiting.
-                shared = chain_threads(numba.get_num_threads()) if in_process else nullcontext(None)
+                # As many chains at once as the columns side by side can have under way, each on
+                # its share of the threads (with few chains, a share of several).
+                in_flight = workers * _chains_under_way(int(codes.max()) + 1, len(splits),
+                                                       any(len(Cs) > 1 for _, Cs in jobs))
+                shared = (chain_threads(min(numba.get_num_threads(), in_flight)) if in_process
+                          else nullcontext(None))
                 # The columns' BLAS calls set the process's one BLAS thread count in turn, each
                 # restoring what it found; this context puts back the count from before them all.
                 with blas_threads(0), shared as submit:
