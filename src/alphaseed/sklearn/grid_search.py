@@ -607,11 +607,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 # compile the solver again. A process's columns run on its own Numba pool (joblib
                 # sets NUMBA_NUM_THREADS in loky's workers to their share, and a cluster's workers
                 # have their own cores). Threads' columns send their chains to one pool of the
-                # process's threads: each column's thread only orchestrates and predicts, and once
-                # the last columns are under way, the threads of those that ended take up their
-                # chains instead of waiting.
-                # As many chains at once as the columns side by side can have under way, each on
-                # its share of the threads (with few chains, a share of several).
+                # process's threads, as many as the columns can have chains under way (with few
+                # chains, each gets several): each column's thread only orchestrates and predicts,
+                # and the threads of a column that ended take up the chains of those still running.
                 in_flight = workers * _chains_under_way(int(codes.max()) + 1, len(splits),
                                                        any(len(Cs) > 1 for _, Cs in jobs))
                 shared = (chain_threads(min(numba.get_num_threads(), in_flight)) if in_process
