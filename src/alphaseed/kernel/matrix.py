@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from ..errors import SolverInputError
 from .gram import dot_matrix, gram_matrix, new_gram
-from .products import ExactKernel, cross_slab_rows, gathered_sums, gathered_times, kernel_cross_times
+from .products import ExactKernel, gathered_sums, gathered_times, kernel_cross_sums
 from .row_source import compute_source, gram_source, shared_block, shared_source
 from .values import blas_dots_are_exact, compact_rows, dense_features, kernel_block, squared_norms, takes_bit_sets
 
@@ -415,22 +415,22 @@ class KernelMatrix:
         return out.reshape((rows.size,) + weights.shape[1:])
 
     def decision_signs(self, rows, models) -> np.ndarray:
-        """The sign of K[rows][:, cols] @ weights - offset of each model, bit for bit as LibSVM
-        predicts it.
+        """The sign of K[rows][:, cols] @ weights - offset of each model, with K in double
+        precision as ``times_float64``.
 
-        +1 where the sum is > 0, else -1, with K in double precision as ``times_float64``.
+        +1 where the sum is > 0, else -1. Without a Gram matrix, K over the models' columns
+        together is computed once for all of them (``kernel_cross_sums``): the C values of a
+        search's split share most of their support vectors.
 
         With a Gram matrix, the sums are first taken over its float32 values, which already
         hold every test-versus-train value: a round's prediction then reads memory instead of
         recomputing n_test x n_sv kernel values, and the models' sums over a few rows are taken
-        together (``gathered_sums``), so that the pairs of classes predicting one test fold read
-        each of its rows once. A sign taken from float32 values is kept only where it is certain:
-        the float32 values differ from the double ones by at most ``FLOAT32_SIGN_SLACK`` of their
-        sum of ``|weight| x K``, and each double sum by len(cols) + 2 rounding units. Where a
-        row's sum lies within that of zero, its slab of rows (``cross_slab_rows``) is summed in
-        double precision whole, as ``times_float64`` over every row would sum it: the double
-        sums' last bits depend on the rows BLAS multiplies together, so re-summing the uncertain
-        row alone could flip a sign that is within a rounding unit of zero.
+        together (``gathered_sums``), so that the models predicting one test fold read each of
+        its rows once. A sign taken from float32 values is kept only where it is certain: the
+        float32 values differ from the double ones by at most ``FLOAT32_SIGN_SLACK`` of their sum
+        of ``|weight| x K``, and each double sum by len(cols) + 2 rounding units. Where a row's
+        sum lies within that of zero, that row alone is summed in double precision: each double
+        value and each sum's order is the row's own, so it is ``times_float64``'s bit for bit.
 
         Parameters
         ----------
@@ -449,33 +449,30 @@ class KernelMatrix:
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         models = [(np.ascontiguousarray(cols, dtype=np.int64), np.asarray(weights, dtype=np.float64), float(offset))
                   for cols, weights, offset in models]
-        decision = np.empty((rows.size, len(models)))
-        if self.gram is None:
-            for p, (cols, weights, offset) in enumerate(models):
-                decision[:, p] = self.times_float64(rows, cols, weights) - offset
-            return np.where(decision > 0, 1, -1).astype(np.int8)
         if not models:
-            return decision.astype(np.int8)
-        starts = np.cumsum([0] + [cols.size for cols, _, _ in models])
+            return np.empty((rows.size, 0), dtype=np.int8)
+        offsets = np.array([offset for _, _, offset in models])
         every_weight = np.concatenate([weights for _, weights, _ in models])
+        if self.gram is None:
+            decision = self._sums_float64(rows, [cols for cols, _, _ in models], every_weight[:, None])[:, :, 0]
+            return np.where(decision - offsets > 0, 1, -1).astype(np.int8)
+        starts = np.cumsum([0] + [cols.size for cols, _, _ in models])
         # K >= 0, so K @ |weights| is the sum of |weight| x K each bound scales.
         sums = gathered_sums(self.gram, rows, np.concatenate([cols for cols, _, _ in models]), starts,
                              np.column_stack([every_weight, np.abs(every_weight)]))
+        decision = sums[:, :, 0] - offsets
         for p, (cols, weights, offset) in enumerate(models):
-            decision[:, p] = sums[:, p, 0] - offset
             relative = FLOAT32_SIGN_SLACK + (cols.size + 2) * 2.0**-52
             bound = (relative * (sums[:, p, 1] + abs(offset))
                      + FLOAT32_SUBNORMAL_ERROR * float(np.abs(weights).sum()))
             uncertain = np.flatnonzero(np.abs(decision[:, p]) <= bound)
-            slab = cross_slab_rows(cols.size)
-            for first in np.unique(uncertain // slab) * slab:
-                whole = slice(first, first + slab)
-                decision[whole, p] = self.times_float64(rows[whole], cols, weights) - offset
+            if uncertain.size:
+                decision[uncertain, p] = self.times_float64(rows[uncertain], cols, weights) - offset
         return np.where(decision > 0, 1, -1).astype(np.int8)
 
     def times_float64(self, rows, cols, weights) -> np.ndarray:
         """K[rows][:, cols] @ weights with K in double precision, as LibSVM predicts
-        (``kernel_cross_times``): one value, or a row of values, per row.
+        (``kernel_cross_sums``): one value, or a row of values, per row.
 
         Parameters
         ----------
@@ -483,14 +480,34 @@ class KernelMatrix:
             The instances (global indices) of the product's rows and of its columns.
         weights : array-like
             One weight per column, or a column of weights per output column.
+
+        Returns
+        -------
+        ndarray
+            One value, or one row of values, per row.
         """
         rows = np.asarray(rows, dtype=np.int64)
-        cols = np.asarray(cols, dtype=np.int64)
-        bits, by_distance = self.compact_rows.bits, self.compact_rows.by_distance
-        binary = (bits[rows], bits[cols], by_distance) if bits.size else None
-        return kernel_cross_times(self.X[rows], self.sqnorm[rows], self.X[cols], self.sqnorm[cols],
-                                  self.gamma, np.asarray(weights, dtype=np.float64),
-                                  self.blas_dots, binary=binary)
+        weights = np.asarray(weights, dtype=np.float64)
+        columns = weights[:, None] if weights.ndim == 1 else weights
+        sums = self._sums_float64(rows, [np.asarray(cols, dtype=np.int64)], columns)
+        return sums[:, 0, :].reshape((rows.size,) + weights.shape[1:])
+
+    def _sums_float64(self, rows, cols_of_models, weights) -> np.ndarray:
+        """Each model's K[rows][:, its cols] @ its rows of ``weights`` (the models' one after the
+        other), K in double precision over the models' columns together: rows x models x columns
+        of weights. Binary data's values are looked up from their bit sets, with no features."""
+        every_col, positions = np.unique(np.concatenate(cols_of_models), return_inverse=True)
+        starts = np.cumsum([0] + [cols.size for cols in cols_of_models])
+        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        bits = self.compact_rows.bits
+        if bits.size:
+            operands = (None, None, None, None)
+            binary = (bits[rows], bits[every_col], self.compact_rows.by_distance)
+        else:
+            operands = (self.X[rows], self.sqnorm[rows], self.X[every_col], self.sqnorm[every_col])
+            binary = None
+        return kernel_cross_sums(*operands, self.gamma, positions.astype(np.int64), starts, weights,
+                                 self.blas_dots, binary=binary)
 
     def exact(self, index) -> ExactKernel:
         """The float64 kernel among the instances ``index`` (``ExactKernel``), from their features.

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from .blas import blas_dots, blas_threads
+from .blas import blas_dots
 from .native import popcount
 from .values import gaussian_from_dot, row_dot
 
@@ -21,10 +21,8 @@ ALL = slice(None)
 
 
 def cross_slab_rows(n_cols: int) -> int:
-    """The rows of K(Xa, Xb) that ``kernel_cross_times`` computes, then multiplies by the
-    weights, at a time, for an Xb of ``n_cols`` rows. A row's double-precision sum depends on
-    the rows BLAS multiplies with it, so a call over whole slabs of a larger call's rows repeats
-    its sums bit for bit."""
+    """The rows of K(Xa, Xb) that ``kernel_cross_sums`` computes, then sums, at a time, for an
+    Xb of ``n_cols`` rows."""
     return max(1, CROSS_SLAB_BYTES // (8 * max(n_cols, 1)))
 
 
@@ -91,27 +89,36 @@ def kernel_cross_block(Xa, sqa, Xb, sqb, gamma, *, binary: tuple | None = None,
     return K
 
 
-def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
-                       binary: tuple | None = None) -> np.ndarray:
-    """K(Xa, Xb) @ weights with K in float64, in row slabs of bounded memory (prediction).
+def kernel_cross_sums(Xa, sqa, Xb, sqb, gamma, cols, starts, weights, use_blas: bool, *,
+                      binary: tuple | None = None) -> np.ndarray:
+    """Each model's K(Xa, its rows of Xb) @ its weights with K in float64, in row slabs of bounded
+    memory (prediction): model p takes the rows ``cols[starts[p]:starts[p + 1]]`` of Xb and the
+    same rows of ``weights``.
 
     Prediction keeps double precision, as LibSVM's svm_predict does: with K close to 1
-    everywhere, float32 values would collapse every decision value onto -rho.
+    everywhere, float32 values would collapse every decision value onto -rho. K(Xa, Xb) is
+    computed once for all the models, and each sum is taken in its model's column order
+    (``gathered_sums``) whatever the rows and models beside it: a model predicted alone, among
+    others, or in another slab sums the same doubles in the same order.
 
     Parameters
     ----------
-    Xa : ndarray
-        Dense float64 rows: the instances to predict.
-    sqa : ndarray
+    Xa : ndarray or None
+        Dense float64 rows: the instances to predict (None with ``binary``).
+    sqa : ndarray or None
         Their squared norms (``squared_norms``).
-    Xb : ndarray
-        Dense float64 rows: the support vectors.
-    sqb : ndarray
+    Xb : ndarray or None
+        Dense float64 rows: the support vectors of every model (None with ``binary``).
+    sqb : ndarray or None
         Their squared norms.
     gamma : float
         The kernel's gamma.
+    cols : ndarray
+        The int64 rows of Xb each model takes, the models one after the other.
+    starts : ndarray
+        Where each model's columns start in ``cols``, and their end: one more than the models.
     weights : ndarray
-        The float64 weights, a vector or columns aligned with the rows of Xb.
+        The float64 weights, one row per entry of ``cols``, one column per output column.
     use_blas : bool
         Take the dot products from BLAS: where that is exact (``blas_dots_are_exact``), the same
         values as the dense loop; elsewhere values within a few units of the last bit, which
@@ -123,14 +130,15 @@ def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
     Returns
     -------
     ndarray
-        One value, or one row of values, per row of Xa.
+        len(Xa) x models x weights.shape[1] sums.
     """
-    out = np.zeros((Xa.shape[0],) + weights.shape[1:])
-    slab = cross_slab_rows(Xb.shape[0])
+    n_a, n_b = (binary[0].shape[0], binary[1].shape[0]) if binary is not None else (Xa.shape[0], Xb.shape[0])
+    out = np.empty((n_a, starts.shape[0] - 1, weights.shape[1]))
+    slab = cross_slab_rows(n_b)
     # One slab's memory serves every slab that is not a BLAS product: a fresh one each time would
     # pay the first touch of its pages again.
-    buffer = None if use_blas and binary is None else np.empty((min(slab, Xa.shape[0]), Xb.shape[0]))
-    for start in range(0, Xa.shape[0], slab):
+    buffer = None if use_blas and binary is None else np.empty((min(slab, n_a), n_b))
+    for start in range(0, n_a, slab):
         rows = slice(start, start + slab)
         if binary is not None:
             bits_a, bits_b, by_distance = binary
@@ -139,11 +147,32 @@ def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
         else:
             K = blas_dots(Xa[rows], Xb) if use_blas else buffer[:Xa[rows].shape[0]]
             _cross_rows(K, Xa[rows], sqa[rows], Xb, sqb, gamma, use_blas)
-        # On one thread: a slab's product is small (below PARALLEL_BLAS_WORK), where BLAS's threads
-        # spin against the solver's; it then also sums each row the same way at any thread count.
-        with blas_threads(K.size):
-            out[rows] = K @ weights
+        out[rows] = gathered_sums(K, np.arange(K.shape[0]), cols, starts, weights)
     return out
+
+
+def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
+                       binary: tuple | None = None) -> np.ndarray:
+    """K(Xa, Xb) @ weights with K in float64: ``kernel_cross_sums`` of one model that takes every
+    row of Xb.
+
+    Parameters
+    ----------
+    Xa, sqa, Xb, sqb, gamma, use_blas, binary
+        As ``kernel_cross_sums``'s.
+    weights : ndarray
+        The float64 weights, a vector or columns aligned with the rows of Xb.
+
+    Returns
+    -------
+    ndarray
+        One value, or one row of values, per row of Xa.
+    """
+    n_a, n_b = (binary[0].shape[0], binary[1].shape[0]) if binary is not None else (Xa.shape[0], Xb.shape[0])
+    columns = np.ascontiguousarray(weights[:, None] if weights.ndim == 1 else weights, dtype=np.float64)
+    sums = kernel_cross_sums(Xa, sqa, Xb, sqb, gamma, np.arange(n_b), np.array([0, n_b]), columns, use_blas,
+                             binary=binary)
+    return sums[:, 0, :].reshape((n_a,) + weights.shape[1:])
 
 
 # Rows gathered_times sums at once: each sum waits on its last addition (and summed into out,

@@ -269,21 +269,23 @@ def search_column(X, y, gamma, Cs, splits, *, method: str, options: SolverOption
     waiting: list = []   # (split, its test set, its pairs' (pair, _Chain, future rounds)) not yet tallied
 
     def tally(h: int, test, chains_rounds) -> None:
-        # The pairs' rounds leave prediction to this: a test fold's pairs are predicted together,
-        # each of its rows read once for all of them (``KernelMatrix.decision_signs``).
+        # The pairs' rounds leave prediction to this: a test fold's models, every pair's at every C,
+        # are predicted together (``KernelMatrix.decision_signs``), each kernel value of the fold
+        # computed or read once for all of them; each C is charged an equal share of the time.
         split_kernel = chains_rounds[0][0].kernel
+        clock = time.perf_counter()
+        models = [support_coefficients(chain.y, chain.split[0], rounds[c][0].solution.alpha)
+                  + (rounds[c][0].solution.rho,) for c in range(len(Cs)) for chain, rounds in chains_rounds]
+        towards_i = (split_kernel.decision_signs(test, models) > 0).reshape(test.size, len(Cs), len(chains_rounds))
+        seconds = (time.perf_counter() - clock) / len(Cs)
         for c, C in enumerate(Cs):
-            clock = time.perf_counter()
-            models = [support_coefficients(chain.y, chain.split[0], rounds[c][0].solution.alpha)
-                      + (rounds[c][0].solution.rho,) for chain, rounds in chains_rounds]
-            towards_i = split_kernel.decision_signs(test, models) > 0
             votes = np.zeros((test.size, n_classes), dtype=np.int32)
             for p, (chain, _) in enumerate(chains_rounds):
                 i, j = chain.pair
-                votes[towards_i[:, p], i] += 1
-                votes[~towards_i[:, p], j] += 1
+                votes[towards_i[:, c, p], i] += 1
+                votes[~towards_i[:, c, p], j] += 1
             results[C].scores[h] = np.mean(np.argmax(votes, axis=1) == codes[test])
-            results[C].score_seconds[h] += time.perf_counter() - clock
+            results[C].score_seconds[h] += seconds
             for _, rounds in chains_rounds:
                 results[C].record(h, *rounds[c])
             if progress is not None:
