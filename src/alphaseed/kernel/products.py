@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from .blas import blas_dots
+from .blas import blas_dots, blas_threads
 from .native import popcount
 from .values import gaussian_from_dot, row_dot
 
@@ -132,8 +132,21 @@ def kernel_cross_sums(Xa, sqa, Xb, sqb, gamma, cols, starts, weights, use_blas: 
     ndarray
         len(Xa) x models x weights.shape[1] sums.
     """
-    n_a, n_b = (binary[0].shape[0], binary[1].shape[0]) if binary is not None else (Xa.shape[0], Xb.shape[0])
-    out = np.empty((n_a, starts.shape[0] - 1, weights.shape[1]))
+    out = np.empty((_cross_shape(Xa, Xb, binary)[0], starts.shape[0] - 1, weights.shape[1]))
+    for rows, K in _cross_slabs(Xa, sqa, Xb, sqb, gamma, use_blas, binary):
+        out[rows] = gathered_sums(K, np.arange(K.shape[0]), cols, starts, weights)
+    return out
+
+
+def _cross_shape(Xa, Xb, binary) -> tuple[int, int]:
+    """The shape of K(Xa, Xb), from the bit sets where ``binary`` holds them."""
+    return (binary[0].shape[0], binary[1].shape[0]) if binary is not None else (Xa.shape[0], Xb.shape[0])
+
+
+def _cross_slabs(Xa, sqa, Xb, sqb, gamma, use_blas: bool, binary):
+    """(rows of Xa, K(those rows, Xb) in float64) in turn, slabs of ``cross_slab_rows`` rows, as
+    ``kernel_cross_sums`` takes its arguments. A slab is overwritten by the next."""
+    n_a, n_b = _cross_shape(Xa, Xb, binary)
     slab = cross_slab_rows(n_b)
     # One slab's memory serves every slab that is not a BLAS product: a fresh one each time would
     # pay the first touch of its pages again.
@@ -147,8 +160,7 @@ def kernel_cross_sums(Xa, sqa, Xb, sqb, gamma, cols, starts, weights, use_blas: 
         else:
             K = blas_dots(Xa[rows], Xb) if use_blas else buffer[:Xa[rows].shape[0]]
             _cross_rows(K, Xa[rows], sqa[rows], Xb, sqb, gamma, use_blas)
-        out[rows] = gathered_sums(K, np.arange(K.shape[0]), cols, starts, weights)
-    return out
+        yield rows, K
 
 
 def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
@@ -168,7 +180,7 @@ def kernel_cross_times(Xa, sqa, Xb, sqb, gamma, weights, use_blas: bool, *,
     ndarray
         One value, or one row of values, per row of Xa.
     """
-    n_a, n_b = (binary[0].shape[0], binary[1].shape[0]) if binary is not None else (Xa.shape[0], Xb.shape[0])
+    n_a, n_b = _cross_shape(Xa, Xb, binary)
     columns = np.ascontiguousarray(weights[:, None] if weights.ndim == 1 else weights, dtype=np.float64)
     sums = kernel_cross_sums(Xa, sqa, Xb, sqb, gamma, np.arange(n_b), np.array([0, n_b]), columns, use_blas,
                              binary=binary)
@@ -301,5 +313,13 @@ class ExactKernel:
         weights : array-like
             One weight per column, or a column of weights per output column.
         """
-        return kernel_cross_times(self.X, self.sqnorm, self.X[cols], self.sqnorm[cols], self.gamma,
-                                  np.asarray(weights, dtype=np.float64), True, binary=self._binary(ALL, cols))
+        weights = np.asarray(weights, dtype=np.float64)
+        out = np.empty((self.X.shape[0],) + weights.shape[1:])
+        # BLAS's matrix-vector products, faster than prediction's ordered sums: the finish compares
+        # no sum with another taken elsewhere. A slab's product is small (below PARALLEL_BLAS_WORK):
+        # on one thread, where BLAS's threads would spin against the solver's.
+        for rows, K in _cross_slabs(self.X, self.sqnorm, self.X[cols], self.sqnorm[cols], self.gamma, True,
+                                    self._binary(ALL, cols)):
+            with blas_threads(K.size):
+                out[rows] = K @ weights
+        return out
