@@ -905,3 +905,22 @@ def test_column_spans_cover_every_column_and_skip_only_long_gaps():
     for start, stop in spans:
         covered[start:stop] = True
     assert covered[columns].all() and np.all(spans[1:, 0] - spans[:-1, 1] > 64)
+
+
+@pytest.mark.parametrize("kind", ["bits", "floats"])
+def test_exact_rows_with_labels_are_q_s_rows(kind):
+    """ExactKernel.rows(cols, y=y) applies the labels' signs in the pass that computes K: it must
+    give y_c y_j K(c, j) bit for bit, written into ``out``. Would catch a sign taken from the wrong
+    row or column (the labels of cols against those of the whole set), or a sign left off."""
+    rng = np.random.default_rng(21)
+    X = sparse_integers(rng, (200, 50), 0.3, 1) if kind == "bits" else rng.normal(size=(200, 50))
+    km = KernelMatrix(X, typical_gamma(X), mode="cache")
+    y = np.where(rng.random(200) < 0.4, -1.0, 1.0)
+    exact = km.exact(np.arange(200))
+    cols = rng.permutation(200)[:37]
+    out = np.empty((cols.size, 200))
+    q = exact.rows(cols, y=y, out=out)
+    assert q is out
+    expected = y[cols][:, None] * (exact.rows(cols) * y)
+    np.testing.assert_array_equal(q, expected)
+    np.testing.assert_array_equal(np.signbit(q), np.signbit(expected))   # zeros too

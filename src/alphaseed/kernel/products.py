@@ -27,17 +27,20 @@ def cross_slab_rows(n_cols: int) -> int:
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _cross_rows(out, Xa, sqa, Xb, sqb, gamma, have_dots):
-    """out[i, j] = K(Xa[i], Xb[j]) in float64; ``out`` holds the dot products when ``have_dots``."""
+def _cross_rows(out, Xa, sqa, Xb, sqb, gamma, have_dots, signs_a=None, signs_b=None):
+    """out[i, j] = K(Xa[i], Xb[j]) in float64, times signs_a[i] signs_b[j] (each +-1, so exactly)
+    where given; ``out`` holds the dot products when ``have_dots``."""
     for i in prange(Xa.shape[0]):
         for j in range(Xb.shape[0]):
             dot = out[i, j] if have_dots else row_dot(Xa, i, Xb, j)
-            out[i, j] = gaussian_from_dot(sqa[i], sqb[j], dot, gamma)
+            value = gaussian_from_dot(sqa[i], sqb[j], dot, gamma)
+            out[i, j] = value if signs_a is None else signs_a[i] * signs_b[j] * value
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _cross_by_distance(out, bits_a, bits_b, by_distance):
-    """out[i, j] = K(a_i, b_j) of binary rows, looked up by distance (``kernel_by_distance``).
+def _cross_by_distance(out, bits_a, bits_b, by_distance, signs_a=None, signs_b=None):
+    """out[i, j] = K(a_i, b_j) of binary rows, looked up by distance (``kernel_by_distance``),
+    times signs_a[i] signs_b[j] (each +-1, so exactly) where given.
 
     Each row's distances are summed one word at a time over a copy of b's bit sets laid out word
     by word: the loop over b then reads one contiguous array, and the compiler vectorises it,
@@ -50,12 +53,16 @@ def _cross_by_distance(out, bits_a, bits_b, by_distance):
             column = columns[w]
             for j in range(column.shape[0]):
                 distances[j] += popcount(word ^ column[j])
-        for j in range(distances.shape[0]):
-            out[i, j] = by_distance[distances[j]]
+        if signs_a is None:
+            for j in range(distances.shape[0]):
+                out[i, j] = by_distance[distances[j]]
+        else:
+            for j in range(distances.shape[0]):
+                out[i, j] = signs_a[i] * signs_b[j] * by_distance[distances[j]]
 
 
 def kernel_cross_block(Xa, sqa, Xb, sqb, gamma, *, binary: tuple | None = None,
-                       out: np.ndarray | None = None) -> np.ndarray:
+                       signs: tuple | None = None, out: np.ndarray | None = None) -> np.ndarray:
     """K(Xa, Xb) in float64, its dot products from BLAS: the values an exact solve on a few
     columns needs (the active-set solver's), where float32 values would leave its linear systems
     wrong by more than their smallest eigenvalues.
@@ -71,6 +78,9 @@ def kernel_cross_block(Xa, sqa, Xb, sqb, gamma, *, binary: tuple | None = None,
     binary : tuple, optional
         (bit sets of Xa, bit sets of Xb, ``kernel_by_distance``'s table): look the values up
         instead, as ``kernel_cross_times`` does.
+    signs : tuple, optional
+        (a +-1 per row of Xa, a +-1 per row of Xb), float64: each value times its row's and its
+        column's (the rows of Q, y_i y_j K, in the same pass as K's).
     out : ndarray, optional
         A C-contiguous len(Xa) x len(Xb) float64 array to write into: a caller that keeps its
         memory (the active-set finish's columns) pays no first touch of fresh pages.
@@ -81,11 +91,12 @@ def kernel_cross_block(Xa, sqa, Xb, sqb, gamma, *, binary: tuple | None = None,
         A len(Xa) x len(Xb) float64 array, ``out`` where given.
     """
     K = np.empty((Xa.shape[0], Xb.shape[0])) if out is None else out
+    signs = () if signs is None else tuple(np.ascontiguousarray(v, dtype=np.float64) for v in signs)
     if binary is not None:
-        _cross_by_distance(K, *binary)
+        _cross_by_distance(K, *binary, *signs)
         return K
     blas_dots(Xa, Xb, out=K)
-    _cross_rows(K, Xa, sqa, Xb, sqb, gamma, True)
+    _cross_rows(K, Xa, sqa, Xb, sqb, gamma, True, *signs)
     return K
 
 
@@ -289,19 +300,27 @@ class ExactKernel:
         ``ALL``), else None."""
         return (self.bits[rows_a], self.bits[rows_b], self.by_distance) if self.bits.size else None
 
-    def rows(self, cols, out: np.ndarray | None = None) -> np.ndarray:
+    def rows(self, cols, *, y=None, out: np.ndarray | None = None) -> np.ndarray:
         """K(cols, all) in float64, a len(cols) x len(X) array: a row per column of the kernel
-        (it is symmetric), each contiguous.
+        (it is symmetric), each contiguous; with ``y``, Q's rows, y_c y_j K(c, j).
 
         Parameters
         ----------
         cols : array-like of int
             Positions in the set.
+        y : ndarray, optional
+            The set's labels, -1 or +1.
         out : ndarray, optional
             A C-contiguous len(cols) x len(X) float64 array to write the rows into.
+
+        Returns
+        -------
+        ndarray
+            The rows, ``out`` where given.
         """
         return kernel_cross_block(self.X[cols], self.sqnorm[cols], self.X, self.sqnorm, self.gamma,
-                                  binary=self._binary(cols, ALL), out=out)
+                                  binary=self._binary(cols, ALL), signs=None if y is None else (y[cols], y),
+                                  out=out)
 
     def times(self, cols, weights) -> np.ndarray:
         """K(all, cols) @ weights in float64.

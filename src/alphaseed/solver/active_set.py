@@ -475,11 +475,8 @@ def _start(kernel: ExactKernel, y, free, G, L, rowQ, where, slots, yF, gF, in_fr
 
 def _signed_rows(kernel: ExactKernel, y, cols, out=None) -> np.ndarray:
     """Q's columns of ``cols`` as rows, y_c y K(c, all) (Q is symmetric), written into ``out``
-    where given: the signs applied in place, so no temporary as large as the block."""
-    rows = kernel.rows(cols, out=out)
-    rows *= y
-    rows *= y[cols][:, None]
-    return rows
+    where given."""
+    return kernel.rows(cols, y=y, out=out)
 
 
 def _rows_in_front(rowQ, keep) -> np.ndarray:
