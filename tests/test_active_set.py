@@ -13,7 +13,7 @@ from alphaseed.kernel import KernelMatrix
 from alphaseed.solver import SolverOptions, solve, upper_bounds
 from alphaseed.solver import active_set
 from alphaseed.solver.active_set import _leave, _rows_in_front, exact_gradient, finish, gap, reusing_memory
-from alphaseed.solver.cholesky import DEPENDENT, grow, grow_many, solve_pair
+from alphaseed.solver.cholesky import DEPENDENT, grow, grow_many, plain_factor, solve_pair
 
 ACTIVE_SET = SolverOptions(solver="active_set")
 
@@ -85,6 +85,51 @@ def test_the_start_puts_the_kept_columns_in_the_front_rows(keep):
     where = _rows_in_front(rowQ, keep)
     assert sorted(where) == list(range(keep.size))
     np.testing.assert_array_equal(rowQ[where], before[keep])
+
+
+def test_plain_factor_is_cholesky_and_refuses_a_dependent_column():
+    """Catches a plain factor written to the wrong triangle or rows of L, and one accepted where a
+    column repeats another (a duplicate instance): Q = L L' on a positive definite Q, False on
+    Q with a column equal to an earlier one, as dpstrf's test would drop it."""
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(30, 30))
+    Q = A @ A.T + 30 * np.eye(30)
+    L = np.full((31, 31), np.nan)
+    assert plain_factor(Q.copy(), L)
+    np.testing.assert_allclose(np.tril(L[:30, :30]), np.linalg.cholesky(Q), rtol=1e-12, atol=1e-12)
+    A[7] = A[3]
+    assert not plain_factor(A @ A.T, np.empty((31, 31)))
+
+
+@pytest.mark.parametrize("bits", [False, True])
+def test_distinct_takes_the_first_of_each_set_of_equal_instances(bits):
+    """Catches duplicates told apart (a row compared with itself only) and a later twin taken for
+    the first, on rows b, a, b, a, c in that order: positions 0, 1 and 4."""
+    a, b, c = (np.array(v, dtype=float) for v in ([1, 0, 1, 0], [0, 1, 1, 0], [1, 1, 0, 1]))
+    X = np.vstack([a, b, c] if bits else [a * 0.5, b * 0.25, c * 2.0])
+    exact = KernelMatrix(X, 0.5).exact(np.arange(3))
+    assert bool(exact.bits.size) == bits
+    np.testing.assert_array_equal(exact.distinct(np.array([1, 0, 1, 0, 2])), [0, 1, 4])
+
+
+@pytest.mark.parametrize("gamma, pivots", [(0.5, False), (1e-9, True)])
+def test_the_start_pivots_only_where_more_than_duplicates_are_dependent(monkeypatch, gamma, pivots):
+    """Duplicates are left out before the plain factorisation; the pivoted one runs only where a
+    distinct column is dependent too (a kernel so flat that every column is nearly all ones). Catches
+    a start that always pivots (the cost it saves) or never does (a factor of rounding noise: the
+    finish would then not reach the optimum)."""
+    X, y = problem(n=60, seed=7, sep=0.3, duplicates=20)
+    km = KernelMatrix(X, gamma)
+    pivoted = []
+    real = active_set.pivoted_factor
+    monkeypatch.setattr(active_set, "pivoted_factor", lambda *a: pivoted.append(1) or real(*a))
+    C = 10.0
+    # every alpha free: each class's sum C / 4, so that y'alpha = 0
+    start = np.where(y > 0, C / 4 / (y > 0).sum(), C / 4 / (y < 0).sum())
+    done = finish(km.exact(np.arange(km.n)), y, upper_bounds(y, C), start, 1e-5)
+    assert bool(pivoted) == pivots
+    assert done.optimal and done.gap <= 1e-5
+    assert_feasible(done.alpha, y, C)
 
 
 @pytest.mark.parametrize("m", [1, 3, 4, 5, 17])

@@ -322,6 +322,25 @@ class ExactKernel:
                                   binary=self._binary(cols, ALL), signs=None if y is None else (y[cols], y),
                                   out=out)
 
+    def distinct(self, cols) -> np.ndarray:
+        """The positions in ``cols`` of the first of each set of equal instances, in cols' order:
+        equal instances have equal columns of K, which no factor of theirs can hold together.
+
+        Parameters
+        ----------
+        cols : ndarray
+            Positions in the set.
+
+        Returns
+        -------
+        ndarray
+            int64 positions into ``cols``, ascending.
+        """
+        rows = self.bits[cols] if self.bits.size else self.X[cols]
+        if rows.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        return np.sort(np.unique(rows, axis=0, return_index=True)[1]).astype(np.int64)
+
     def times(self, cols, weights) -> np.ndarray:
         """K(all, cols) @ weights in float64.
 

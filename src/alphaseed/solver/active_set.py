@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from ..kernel import ExactKernel, blas_threads
-from .cholesky import DEPENDENT, grow_many, pivoted_factor, shrink, solve_pair, unit_solve
+from .cholesky import DEPENDENT, grow_many, pivoted_factor, plain_factor, shrink, solve_pair, unit_solve
 from .smo import calculate_rho
 from .state import bound_statuses
 
@@ -457,13 +457,21 @@ def _capacity(l: int) -> int:
 
 
 def _start(kernel: ExactKernel, y, free, G, L, rowQ, where, slots, yF, gF, in_free) -> int:
-    """Fill F with the start's free indices whose columns are independent (pivoted Cholesky); the
-    others keep their alphas, and enter later as violators. Returns F's size."""
+    """Fill F with the start's free indices whose columns are independent; the others keep their
+    alphas, and enter later as violators. Returns F's size.
+
+    Duplicate instances are the usual dependence (Adult holds many), so F first takes one of each
+    set of equal instances and factors them without pivoting; only where that leaves a dependent
+    column does the pivoted factorisation choose among all of them."""
     if free.size == 0:
         return 0
     columns = _signed_rows(kernel, y, free, out=rowQ[:free.size])
-    among = np.take(columns, free, axis=1, out=_memory(2, free.size**2).reshape(free.size, free.size))
-    keep = pivoted_factor(among, L, DEPENDENT)
+    keep = kernel.distinct(free)
+    among = _memory(2, keep.size**2).reshape(keep.size, keep.size)
+    among[:] = columns[keep[:, None], free[keep]]
+    if not plain_factor(among, L, DEPENDENT):
+        among = np.take(columns, free, axis=1, out=_memory(2, free.size**2).reshape(free.size, free.size))
+        keep = pivoted_factor(among, L, DEPENDENT)
     rank = keep.size
     where[:rank] = _rows_in_front(rowQ, keep)
     slots[:rank] = free[keep]
