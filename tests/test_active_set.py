@@ -353,7 +353,9 @@ def free_state(n=40, seed=10, flip_duplicates=False):
     state = dict(L=np.zeros((l + 1, l + 1)), rowQ=np.empty((l + 1, l)), where=np.empty(l + 1, dtype=np.int64),
                  slots=np.empty(l + 1, dtype=np.int64), yF=np.empty(l + 1), gF=np.empty(l + 1), pend=np.zeros(l + 1))
     G = exact_gradient(exact, y, alpha)
-    m = _start(exact, y, np.flatnonzero(alpha > 0), G, *list(state.values())[:-1], np.zeros(l, dtype=bool))
+    free = np.flatnonzero(alpha > 0)
+    columns = active_set._signed_rows(exact, y, free, out=state["rowQ"][:free.size])
+    m = _start(exact, y, free, columns, G, *list(state.values())[:-1], np.zeros(l, dtype=bool))
     return exact, y, upper_bounds(y, C), alpha, G, state, m
 
 
@@ -565,3 +567,25 @@ def test_a_search_column_hands_each_larger_C_to_the_solver_the_smaller_showed(mo
     assert all(chain == [(C, "auto" if C == Cs[0] else "active_set") for C in Cs] for chain in chains.values())
     exact = GridSearchCV(SVC(solver="active_set"), {"C": Cs, "gamma": [0.5]}, cv=3, refit=False).fit(X, y)
     np.testing.assert_allclose(search.cv_results_["mean_test_score"], exact.cv_results_["mean_test_score"])
+
+
+@pytest.mark.parametrize("seed, C", [(1, 10.0), (2, 100.0)])
+def test_the_fresh_gradients_from_f_s_rows_are_the_kernel_s(seed, C):
+    """The finish computes its start's gradient and the one that confirms an optimum from F's rows
+    of Q, at hand, and the other support vectors' columns: both must be exact_gradient's to
+    rounding. Catches F's alphas matched to the wrong rows (rowQ's rows are in ``where``'s order,
+    shuffled by the indices that left) and a support vector counted twice or left out."""
+    from alphaseed.solver.active_set import _gradient_with_rows
+
+    exact, y, bounds, alpha, G, state, m = free_state(seed=seed)
+    by_row = np.empty(m)
+    by_row[state["where"][:m]] = alpha[state["slots"][:m]]
+    np.testing.assert_allclose(_gradient_with_rows(exact, y, alpha, state["slots"][:m], state["rowQ"][:m], by_row),
+                               G, rtol=0, atol=1e-12 * np.abs(G).max())
+    X, y = problem(n=70, seed=seed, sep=0.3, duplicates=10)
+    exact = KernelMatrix(X, 0.5).exact(np.arange(y.size))
+    start = np.where(y > 0, C / 4 / (y > 0).sum(), C / 4 / (y < 0).sum())
+    done = finish(exact, y, upper_bounds(y, C), start, 1e-6)
+    assert done.optimal and done.left > 0      # indices left F, so its rows were shuffled
+    fresh = exact_gradient(exact, y, done.alpha)
+    np.testing.assert_allclose(done.gradient, fresh, rtol=0, atol=1e-10 * np.abs(fresh).max())

@@ -358,11 +358,13 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
     where, slots = np.empty(cap + 1, dtype=np.int64), np.empty(cap + 1, dtype=np.int64)
     yF, gF, pend = np.empty(cap + 1), np.empty(cap + 1), np.zeros(cap + 1)
     in_free = np.zeros(l, dtype=bool)
-    G = exact_gradient(kernel, y, alpha)
     free = np.flatnonzero((alpha > 0) & (alpha < bounds))
     if free.size > cap:
+        G = exact_gradient(kernel, y, alpha)
         return Finish(alpha, G, False, 0, 0, 0, gap(y, alpha, bounds, G), "the free set outgrew max_free")
-    m = _start(kernel, y, free, G, L, rowQ, where, slots, yF, gF, in_free)
+    columns = _signed_rows(kernel, y, free, out=rowQ[:free.size])
+    G = _gradient_with_rows(kernel, y, alpha, free, columns, alpha[free])
+    m = _start(kernel, y, free, columns, G, L, rowQ, where, slots, yF, gF, in_free)
     steps = entered = left = fresh = refinements = 0
     for _ in range(MAX_ROUNDS):
         m_before = m
@@ -380,7 +382,8 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
         pend[:m] = 0.0
         current = gap(y, alpha, bounds, G)
         if current <= eps:
-            G = exact_gradient(kernel, y, alpha)
+            by_row[where[:m]] = alpha[slots[:m]]
+            G = _gradient_with_rows(kernel, y, alpha, slots[:m], rowQ[:m], by_row)
             current = gap(y, alpha, bounds, G)
             if current <= eps:
                 return Finish(alpha, G, True, steps, entered, left, current)
@@ -456,16 +459,28 @@ def _capacity(l: int) -> int:
     return int((-l + np.sqrt(l * l + MEMORY_BYTES / 2)) / 2)
 
 
-def _start(kernel: ExactKernel, y, free, G, L, rowQ, where, slots, yF, gF, in_free) -> int:
+def _gradient_with_rows(kernel: ExactKernel, y, alpha, cols, rows, weights) -> np.ndarray:
+    """G = Q alpha - 1 from float64 kernel values, where Q's rows of the instances ``cols`` are
+    at hand (``rows``, with ``weights`` their alphas in the rows' order): only the other support
+    vectors' columns of K are computed (the finish's free set holds most of them)."""
+    others = np.setdiff1d(np.flatnonzero(alpha > 0), cols)
+    with blas_threads(rows.size):
+        G = rows.T @ weights - 1.0
+    if others.size:
+        G += y * kernel.times(others, y[others] * alpha[others])
+    return G
+
+
+def _start(kernel: ExactKernel, y, free, columns, G, L, rowQ, where, slots, yF, gF, in_free) -> int:
     """Fill F with the start's free indices whose columns are independent; the others keep their
     alphas, and enter later as violators. Returns F's size.
 
     Duplicate instances are the usual dependence (Adult holds many), so F first takes one of each
     set of equal instances and factors them without pivoting; only where that leaves a dependent
-    column does the pivoted factorisation choose among all of them."""
+    column does the pivoted factorisation choose among all of them. ``columns``: Q's rows of the
+    free set, in rowQ's first rows."""
     if free.size == 0:
         return 0
-    columns = _signed_rows(kernel, y, free, out=rowQ[:free.size])
     keep = kernel.distinct(free)
     among = _memory(2, keep.size**2).reshape(keep.size, keep.size)
     among[:] = columns[keep[:, None], free[keep]]
