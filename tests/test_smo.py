@@ -314,14 +314,17 @@ def test_the_chunk_count_changes_nothing(monkeypatch):
 
 
 def _libsvm_max_up(lo, hi, y, status, G):
-    """LibSVM's loop as written there: the largest -y G over I_up, the later index winning ties."""
+    """LibSVM's loops as written there: the largest -y G over I_up, the later index winning ties,
+    and the stopping test's Gmax2, the largest y G over I_low."""
     from alphaseed.solver import LOWER, UPPER
 
-    gmax, gmax_idx = -np.inf, -1
+    gmax, gmax_idx, gmax2 = -np.inf, -1, -np.inf
     for t in range(lo, hi):
         if (status[t] != UPPER if y[t] > 0 else status[t] != LOWER) and -y[t] * G[t] >= gmax:
             gmax, gmax_idx = -y[t] * G[t], t
-    return gmax, gmax_idx
+        if status[t] != LOWER if y[t] > 0 else status[t] != UPPER:
+            gmax2 = max(gmax2, y[t] * G[t])
+    return gmax, gmax_idx, gmax2
 
 
 def _libsvm_update_and_max_up(lo, hi, G, qi, qj, deltas, y, status):
@@ -334,18 +337,16 @@ def _libsvm_update_and_max_up(lo, hi, G, qi, qj, deltas, y, status):
 def _libsvm_min_low(lo, hi, gmax, qi, i, y, status, G):
     from alphaseed.solver import LOWER, TAU, UPPER
 
-    gmax2, gmin_idx, obj_diff_min = -np.inf, -1, np.inf
+    gmin_idx, obj_diff_min = -1, np.inf
     for j in range(lo, hi):
         if status[j] != LOWER if y[j] > 0 else status[j] != UPPER:
-            yg = y[j] * G[j]
-            grad_diff = gmax + yg
-            gmax2 = max(gmax2, yg)
+            grad_diff = gmax + y[j] * G[j]
             if grad_diff > 0.0:
                 quad = 2.0 - 2.0 * y[i] * y[j] * float(qi[j])
                 obj_diff = -(grad_diff * grad_diff) / (quad if quad > 0.0 else TAU)
                 if obj_diff <= obj_diff_min:
                     gmin_idx, obj_diff_min = j, obj_diff
-    return obj_diff_min, gmin_idx, gmax2
+    return obj_diff_min, gmin_idx
 
 
 @settings(max_examples=60, deadline=None)
@@ -359,8 +360,8 @@ def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zero
     which compare equal (-y G is -0.0 for y = 1 and G = 0.0). Catches the first of tied values
     winning (within a block or across blocks: the earlier block kept on a tie), -0.0 keyed
     apart from 0.0, the smallest and largest keys confused, an empty I_up or I_low not
-    reported as -1, gmax2 taken from its key without the key's map undone (``_largest``), and
-    a chunk's offset (lo) lost."""
+    reported as -1, gmax2 taken from its key without the key's map undone (``_value_of_key``)
+    or over I_up, an empty range's gmax2 not -inf, and a chunk's offset (lo) lost."""
     from alphaseed.solver import selection, state
 
     rng = np.random.default_rng(seed)
@@ -383,7 +384,7 @@ def test_keyed_selection_picks_libsvm_s_pair(seed, length, distinct, signed_zero
     got = selection._update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status, keys)
     np.testing.assert_array_equal(G, expected_G)
     assert got == expected
-    gmax, i = expected if expected[1] != -1 else (0.0, lo)
+    gmax, i = expected[:2] if expected[1] != -1 else (0.0, lo)
     assert selection._min_low_over(lo, hi, gmax, qi, i, y, status, G, keys) == _libsvm_min_low(
         lo, hi, gmax, qi, i, y, status, G)
 

@@ -47,6 +47,8 @@ KEY_BLOCK = 128
 _SIGN_BITS = np.int64(0x7FFFFFFFFFFFFFFF)
 _LOWEST_KEY = np.int64(-0x8000000000000000)
 LARGEST, SMALLEST = np.int64(0), np.int64(-1)
+# The key of -INF (negative, so its bits ^ _SIGN_BITS): gmax2 where I_low is empty
+_KEY_OF_MINUS_INF = np.int64(np.float64(-np.inf).view(np.int64) ^ _SIGN_BITS)
 
 
 @njit(cache=True, nogil=True)
@@ -67,25 +69,30 @@ def _best_bits(bits, which):
 
 
 @intrinsic
-def _float_of_bits(typingctx, bits):
-    """The float64 whose bits are the int64 ``bits`` (a bit cast; no memory)."""
-    if bits != types.int64:
+def _same_bits(typingctx, value):
+    """The 64 bits of ``value`` read as the other of int64 and float64 (a bit cast; no memory)."""
+    other = {types.int64: types.float64, types.float64: types.int64}.get(value)
+    if other is None:
         return None
 
     def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
+        return builder.bitcast(args[0], context.get_value_type(other))
 
-    return types.float64(types.int64), codegen
+    return other(value), codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _largest(values):
-    """The largest value of ``values`` (float64, no NaN; 0.0 above -0.0), -INF if it is empty,
-    from the largest key alone: where only the value is wanted, the look back for its index,
-    a scalar loop, is most of a keyed search's time. ``_ordered`` is its own inverse for
-    LARGEST, so the largest key gives the value's bits back."""
-    best = _best_bits(values.view(np.int64), LARGEST)
-    return -INF if best == _LOWEST_KEY else _float_of_bits(_ordered(best, LARGEST))
+def _low_key(y, status, g):
+    """The ``_ordered`` key of y G where alpha may move down (I_low), else of -INF: the stopping
+    test's gmax2 is the largest value, and needs no index, so the loops that compute G take it
+    as an integer maximum, which the compiler vectorises (a float maximum it does not)."""
+    return _ordered(_same_bits(y * g if in_low(y, status) else -INF), LARGEST)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _value_of_key(key):
+    """The float64 whose ``_ordered`` key (LARGEST) is ``key``: the map is its own inverse."""
+    return _same_bits(_ordered(key, LARGEST))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -128,12 +135,16 @@ def _best_up(lo, y, G, up_keys):
 # one loop over y * G gives the same values, comparisons and ties.
 @njit(cache=True, nogil=True, inline="always")
 def _max_up_over(lo, hi, y, status, G, keys):
-    """max of -y_t G_t over I_up in [lo, hi), and its last index (-1 if none), by keys."""
+    """(max of -y_t G_t over I_up in [lo, hi), its last index (-1 if none), by keys, and gmax2,
+    the max of y_t G_t over I_low there (-INF if none))."""
     up_keys = keys[0, lo:hi]
     values, signs, statuses = G[lo:hi], y[lo:hi], status[lo:hi]
+    low_best = _KEY_OF_MINUS_INF
     for t in range(up_keys.shape[0]):
         up_keys[t] = _up_key(signs[t], statuses[t], values[t])
-    return _best_up(lo, y, G, up_keys)
+        low = _low_key(signs[t], statuses[t], values[t])
+        low_best = low if low > low_best else low_best
+    return (*_best_up(lo, y, G, up_keys), _value_of_key(low_best))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -142,77 +153,75 @@ def _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status, keys):
     dai, daj = deltas
     up_keys = keys[0, lo:hi]
     values, signs, statuses, qis, qjs = G[lo:hi], y[lo:hi], status[lo:hi], qi[lo:hi], qj[lo:hi]
+    low_best = _KEY_OF_MINUS_INF
     for t in range(up_keys.shape[0]):
         g = values[t] + (qis[t] * dai + qjs[t] * daj)
         values[t] = g
         up_keys[t] = _up_key(signs[t], statuses[t], g)
-    return _best_up(lo, y, G, up_keys)
+        low = _low_key(signs[t], statuses[t], g)
+        low_best = low if low > low_best else low_best
+    return (*_best_up(lo, y, G, up_keys), _value_of_key(low_best))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _low_keys(gmax, qi, y_i, y, status, G, keys, low_keys):
-    """Each position's keys for ``_min_low_over``: its obj_diff where j is in I_low and the gap
-    is positive (else INF), and y_j G_j where j is in I_low (else -INF)."""
+def _low_keys(gmax, qi, y_i, y, status, G, keys):
+    """Each position's key for ``_min_low_over``: its obj_diff where j is in I_low and the gap
+    is positive, else INF."""
     for j in range(G.shape[0]):
-        low = in_low(y[j], status[j])
-        yg = y[j] * G[j]
-        grad_diff = gmax + yg
+        grad_diff = gmax + y[j] * G[j]
         quad = 2.0 - 2.0 * y_i * y[j] * qi[j]
         quad = quad if quad > 0.0 else TAU
-        # No +0.0 here: an obj_diff is never above -0.0, and gmax2 needs only the value.
-        keys[j] = -(grad_diff * grad_diff) / quad if low and grad_diff > 0.0 else INF
-        low_keys[j] = yg if low else -INF
+        # No +0.0 here: an obj_diff is never above -0.0.
+        keys[j] = -(grad_diff * grad_diff) / quad if in_low(y[j], status[j]) and grad_diff > 0.0 else INF
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _min_low_over(lo, hi, gmax, qi, i, y, status, G, keys):
-    """Second-order choice of j over I_low in [lo, hi) given i: (obj_diff_min, its last index,
-    gmax2), by keys (see KEY_BLOCK)."""
+    """Second-order choice of j over I_low in [lo, hi) given i: (obj_diff_min, its last index),
+    by keys (see KEY_BLOCK)."""
     obj_diffs = keys[0, lo:hi]
-    low_yg = keys[1, lo:hi]
-    _low_keys(gmax, qi[lo:hi], y[i], y[lo:hi], status[lo:hi], G[lo:hi], obj_diffs, low_yg)
+    _low_keys(gmax, qi[lo:hi], y[i], y[lo:hi], status[lo:hi], G[lo:hi], obj_diffs)
     j = _keyed_best(obj_diffs, SMALLEST)
-    gmax2 = _largest(low_yg)
     if j == -1 or obj_diffs[j] == INF:
-        return INF, -1, gmax2
-    return obj_diffs[j], j + lo, gmax2
+        return INF, -1
+    return obj_diffs[j], j + lo
 
 
 # In the parallel functions each array is taken from the state on a line of its own: with
 # several unpacked in one statement, Numba 0.68's parfor pass let the chunks' writes be lost.
 @njit(cache=True, nogil=True, parallel=True)
-def _chunked_max_up(state, y, active, chunks, values, indices):
-    """Each chunk's ``_max_up_over``, a thread each, into ``values`` and ``indices``."""
+def _chunked_max_up(state, y, active, chunks, values, indices, maxima):
+    """Each chunk's ``_max_up_over``, a thread each, into ``values``, ``indices`` and ``maxima``."""
     status = state.status
     G = state.G
     keys = state.keys
     for c in prange(chunks):
         lo, hi = chunk_bounds(active, chunks, c)
-        values[c], indices[c] = _max_up_over(lo, hi, y, status, G, keys)
+        values[c], indices[c], maxima[c] = _max_up_over(lo, hi, y, status, G, keys)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices):
-    """Each chunk's ``_update_and_max_up_over``, a thread each, into ``values`` and ``indices``."""
+def _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices, maxima):
+    """Each chunk's ``_update_and_max_up_over``, a thread each, into ``values``, ``indices`` and
+    ``maxima``."""
     status = state.status
     G = state.G
     keys = state.keys
     for c in prange(chunks):
         lo, hi = chunk_bounds(active, chunks, c)
-        values[c], indices[c] = _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y, status,
-                                                        keys)
+        values[c], indices[c], maxima[c] = _update_and_max_up_over(lo, hi, G, qi, qj, deltas, y,
+                                                                   status, keys)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _chunked_min_low(state, y, active, chunks, gmax, qi, i, values, indices, maxima):
-    """Each chunk's ``_min_low_over``, a thread each, into ``values``, ``indices`` and ``maxima``."""
+def _chunked_min_low(state, y, active, chunks, gmax, qi, i, values, indices):
+    """Each chunk's ``_min_low_over``, a thread each, into ``values`` and ``indices``."""
     status = state.status
     G = state.G
     keys = state.keys
     for c in prange(chunks):
         lo, hi = chunk_bounds(active, chunks, c)
-        values[c], indices[c], maxima[c] = _min_low_over(lo, hi, gmax, qi, i, y, status, G,
-                                                         keys)
+        values[c], indices[c] = _min_low_over(lo, hi, gmax, qi, i, y, status, G, keys)
 
 
 @njit(cache=True, nogil=True)
@@ -230,45 +239,49 @@ def _last_best(values, indices, chunks, sign):
 
 @njit(cache=True, nogil=True, inline="always")
 def max_up(state, y, active):
-    """max of -y_t G_t over the active I_up, and its last index (-1 if none)."""
+    """(max of -y_t G_t over the active I_up, its last index (-1 if none), and gmax2, the max of
+    y_t G_t over the active I_low)."""
     chunks = chunk_count(state, active)
     if chunks == 1:
         return _max_up_over(0, active, y, state.status, state.G, state.keys)
     values, indices = chunk_results(chunks)
-    _chunked_max_up(state, y, active, chunks, values, indices)
-    return _last_best(values, indices, chunks, 1.0)
+    maxima = np.empty(chunks)
+    _chunked_max_up(state, y, active, chunks, values, indices, maxima)
+    return (*_last_best(values, indices, chunks, 1.0), maxima.max())
 
 
 @njit(cache=True, nogil=True, inline="always")
 def update_gradient(state, y, active, qi, qj, deltas):
-    """G += Q_i dalpha_i + Q_j dalpha_j over the active set; returns the new max_up."""
+    """G += Q_i dalpha_i + Q_j dalpha_j over the active set; returns the new ``max_up``."""
     chunks = chunk_count(state, active)
     if chunks == 1:
         return _update_and_max_up_over(0, active, state.G, qi, qj, deltas, y, state.status,
                                        state.keys)
     values, indices = chunk_results(chunks)
-    _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices)
-    return _last_best(values, indices, chunks, 1.0)
+    maxima = np.empty(chunks)
+    _chunked_update_and_max_up(state, y, active, chunks, qi, qj, deltas, values, indices, maxima)
+    return (*_last_best(values, indices, chunks, 1.0), maxima.max())
 
 
 @njit(cache=True, nogil=True, inline="always")
-def select_working_set(state, rows, active, eps, gmax, gmax_idx):
-    """(i, j) of LibSVM's second-order selection given i's max_up, or (-1, -1) when the gap
-    is below eps."""
+def select_working_set(state, rows, active, eps, gmax, gmax_idx, gmax2):
+    """(i, j) of LibSVM's second-order selection given ``max_up``'s three values, or (-1, -1)
+    when the gap is below eps."""
     i = gmax_idx
     if i == -1:
         return -1, -1
+    # LibSVM fetches row i before its stopping test: the row cache's counts and order stay its
     qi = q_row(rows, i, active)
+    if gmax + gmax2 < eps:
+        return -1, -1
     chunks = chunk_count(state, active)
     if chunks == 1:
-        obj_diff_min, gmin_idx, gmax2 = _min_low_over(0, active, gmax, qi, i, rows.y,
-                                                      state.status, state.G, state.keys)
+        obj_diff_min, gmin_idx = _min_low_over(0, active, gmax, qi, i, rows.y, state.status,
+                                               state.G, state.keys)
     else:
         values, indices = chunk_results(chunks)
-        maxima = np.empty(chunks)
-        _chunked_min_low(state, rows.y, active, chunks, gmax, qi, i, values, indices, maxima)
+        _chunked_min_low(state, rows.y, active, chunks, gmax, qi, i, values, indices)
         obj_diff_min, gmin_idx = _last_best(values, indices, chunks, -1.0)
-        gmax2 = maxima.max()
-    if gmax + gmax2 < eps or gmin_idx == -1:
+    if gmin_idx == -1:
         return -1, -1
     return gmax_idx, gmin_idx

@@ -104,7 +104,7 @@ def _update_g_bar(state, rows, p, was_upper, C):
 @njit(cache=True, nogil=True, inline="always")
 def _update(state, rows, active, i, j, C_positive, C_negative):
     """LibSVM's update of the pair (i, j): alpha, status, G and G_bar. Returns the next
-    max_up, which the gradient update computes on the way."""
+    ``max_up``, which the gradient update computes on the way."""
     alpha, status, G, y = state.alpha, state.status, state.G, rows.y
     qi = q_row(rows, i, active)
     qj = q_row(rows, j, active)
@@ -182,6 +182,7 @@ def smo_loop(state, rows_rest, cache_rows, shared_rows, C_positive, C_negative, 
     up_known = False
     gmax = -INF
     gmax_idx = -1
+    gmax2 = -INF
     active = l
     unshrunk = False
     it = 0
@@ -197,18 +198,18 @@ def smo_loop(state, rows_rest, cache_rows, shared_rows, C_positive, C_negative, 
                 active, unshrunk = do_shrinking(state, rows, active, eps, unshrunk)
                 up_known = False
         if not up_known:
-            gmax, gmax_idx = max_up(state, rows.y, active)
-        i, j = select_working_set(state, rows, active, eps, gmax, gmax_idx)
+            gmax, gmax_idx, gmax2 = max_up(state, rows.y, active)
+        i, j = select_working_set(state, rows, active, eps, gmax, gmax_idx, gmax2)
         if i < 0:
             active = unshrink(state, rows, active)
-            gmax, gmax_idx = max_up(state, rows.y, active)
-            i, j = select_working_set(state, rows, active, eps, gmax, gmax_idx)
+            gmax, gmax_idx, gmax2 = max_up(state, rows.y, active)
+            i, j = select_working_set(state, rows, active, eps, gmax, gmax_idx, gmax2)
             if i < 0:
                 break
             counter = 1
         it += 1
         state.events[ACTIVE_SUM] += active
-        gmax, gmax_idx = _update(state, rows, active, i, j, C_positive, C_negative)
+        gmax, gmax_idx, gmax2 = _update(state, rows, active, i, j, C_positive, C_negative)
         up_known = True
 
     cap_hit = it >= max_iter
