@@ -573,15 +573,33 @@ def test_a_search_column_hands_each_larger_C_to_the_solver_the_smaller_showed(mo
 def test_the_fresh_gradients_from_f_s_rows_are_the_kernel_s(seed, C):
     """The finish computes its start's gradient and the one that confirms an optimum from F's rows
     of Q, at hand, and the other support vectors' columns: both must be exact_gradient's to
-    rounding. Catches F's alphas matched to the wrong rows (rowQ's rows are in ``where``'s order,
-    shuffled by the indices that left) and a support vector counted twice or left out."""
+    rounding, and the G_bar it returns LibSVM's. Catches F's alphas matched to the wrong rows (rowQ's
+    rows are in ``where``'s order, shuffled by the indices that left) and a support vector counted
+    twice or left out."""
     from alphaseed.solver.active_set import _gradient_with_rows
 
     exact, y, bounds, alpha, G, state, m = free_state(seed=seed)
     by_row = np.empty(m)
     by_row[state["where"][:m]] = alpha[state["slots"][:m]]
-    np.testing.assert_allclose(_gradient_with_rows(exact, y, alpha, state["slots"][:m], state["rowQ"][:m], by_row),
+    cols, rows = state["slots"][:m], state["rowQ"][:m]
+    np.testing.assert_allclose(_gradient_with_rows(exact, y, alpha, bounds, cols, rows, by_row)[0],
                                G, rtol=0, atol=1e-12 * np.abs(G).max())
+    # three of each label at the bound: F's rows at hand are the free ones'
+    positive, negative = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
+    alpha[np.r_[positive[:3], negative[:3]]] = bounds[0]
+    free = np.flatnonzero((alpha > 0) & (alpha < bounds))
+    G = exact_gradient(exact, y, alpha)
+    fresh, (upper, T) = _gradient_with_rows(exact, y, alpha, bounds, free, exact.rows(free, y=y), alpha[free])
+    np.testing.assert_allclose(fresh, G, rtol=0, atol=1e-12 * np.abs(G).max())
+    np.testing.assert_array_equal(upper, np.sort(np.r_[positive[:3], negative[:3]]))
+    # from an earlier call's bounded set, since which two indices reached the bound and one left it:
+    # catches a change of the bounded set missed or counted with the wrong sign
+    earlier = np.sort(np.append(upper[2:], free[0]))
+    earlier_T = exact.times(earlier, y[earlier] * bounds[earlier])
+    again, (_, T_again) = _gradient_with_rows(exact, y, alpha, bounds, free, exact.rows(free, y=y), alpha[free],
+                                              (earlier, earlier_T))
+    np.testing.assert_allclose(again, G, rtol=0, atol=1e-12 * np.abs(G).max())
+    np.testing.assert_allclose(T_again, T, rtol=0, atol=1e-12 * np.abs(T).max())
     X, y = problem(n=70, seed=seed, sep=0.3, duplicates=10)
     exact = KernelMatrix(X, 0.5).exact(np.arange(y.size))
     start = np.where(y > 0, C / 4 / (y > 0).sum(), C / 4 / (y < 0).sum())
@@ -589,3 +607,7 @@ def test_the_fresh_gradients_from_f_s_rows_are_the_kernel_s(seed, C):
     assert done.optimal and done.left > 0      # indices left F, so its rows were shuffled
     fresh = exact_gradient(exact, y, done.alpha)
     np.testing.assert_allclose(done.gradient, fresh, rtol=0, atol=1e-10 * np.abs(fresh).max())
+    bounds = upper_bounds(y, C)
+    upper = np.flatnonzero(done.alpha >= bounds)   # 9 at C = 10, none at C = 100
+    G_bar = y * exact.times(upper, y[upper] * bounds[upper])
+    np.testing.assert_allclose(done.gradient_bar, G_bar, rtol=0, atol=1e-10 * np.abs(G_bar).max())

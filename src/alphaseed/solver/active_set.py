@@ -87,6 +87,8 @@ class Finish:
         The maximal violating pair's gap at alpha.
     why : str
         Why it gave up ('' where optimal).
+    gradient_bar : ndarray or None
+        LibSVM's G_bar at alpha, from float64 kernel values, where ``optimal``; else None.
     """
 
     alpha: np.ndarray
@@ -97,6 +99,7 @@ class Finish:
     left: int
     gap: float
     why: str = ""
+    gradient_bar: np.ndarray | None = None
 
 
 @njit(cache=True, nogil=True)
@@ -363,7 +366,7 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
         G = exact_gradient(kernel, y, alpha)
         return Finish(alpha, G, False, 0, 0, 0, gap(y, alpha, bounds, G), "the free set outgrew max_free")
     columns = _signed_rows(kernel, y, free, out=rowQ[:free.size])
-    G = _gradient_with_rows(kernel, y, alpha, free, columns, alpha[free])
+    G, upper = _gradient_with_rows(kernel, y, alpha, bounds, free, columns, alpha[free])
     m = _start(kernel, y, free, columns, G, L, rowQ, where, slots, yF, gF, in_free)
     steps = entered = left = fresh = refinements = 0
     for _ in range(MAX_ROUNDS):
@@ -383,10 +386,10 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
         current = gap(y, alpha, bounds, G)
         if current <= eps:
             by_row[where[:m]] = alpha[slots[:m]]
-            G = _gradient_with_rows(kernel, y, alpha, slots[:m], rowQ[:m], by_row)
+            G, upper = _gradient_with_rows(kernel, y, alpha, bounds, slots[:m], rowQ[:m], by_row, upper)
             current = gap(y, alpha, bounds, G)
             if current <= eps:
-                return Finish(alpha, G, True, steps, entered, left, current)
+                return Finish(alpha, G, True, steps, entered, left, current, gradient_bar=y * upper[1])
             fresh += 1
             if fresh > MAX_FRESH:
                 break
@@ -459,16 +462,39 @@ def _capacity(l: int) -> int:
     return int((-l + np.sqrt(l * l + MEMORY_BYTES / 2)) / 2)
 
 
-def _gradient_with_rows(kernel: ExactKernel, y, alpha, cols, rows, weights) -> np.ndarray:
+def _gradient_with_rows(kernel: ExactKernel, y, alpha, bounds, cols, rows, weights, upper=None):
     """G = Q alpha - 1 from float64 kernel values, where Q's rows of the instances ``cols`` are
     at hand (``rows``, with ``weights`` their alphas in the rows' order): only the other support
-    vectors' columns of K are computed (the finish's free set holds most of them)."""
-    others = np.setdiff1d(np.flatnonzero(alpha > 0), cols)
+    vectors' columns of K are computed (the finish's free set holds most of them).
+
+    Returns (G, (U, T)): U the indices at their upper bound and T = sum over U of y_j C_j K(:, j),
+    their share of y G, which is also LibSVM's G_bar times y. Given the (U, T) of an earlier call
+    as ``upper``, only the columns of the indices that reached or left a bound since are
+    computed, T brought up to date by them: the finish's start and its confirmed optimum share
+    most of their bounded support vectors, and their columns are a large part of the work."""
+    at_upper = np.flatnonzero(alpha >= bounds)
+    rest = np.setdiff1d(np.setdiff1d(np.flatnonzero(alpha > 0), cols), at_upper, assume_unique=True)
+    if upper is None:
+        entered, left, T = at_upper, np.zeros(0, dtype=np.int64), np.zeros(y.size)
+    else:
+        entered = np.setdiff1d(at_upper, upper[0], assume_unique=True)
+        left = np.setdiff1d(upper[0], at_upper, assume_unique=True)
+        T = upper[1]
+    # one pass over the kernel for both sums: the bounded ones' change of T, the rest's share of G
+    others = np.concatenate([entered, left, rest])
+    both = np.zeros((others.size, 2))
+    both[:entered.size, 0] = y[entered] * bounds[entered]
+    both[entered.size:entered.size + left.size, 0] = -y[left] * bounds[left]
+    both[entered.size + left.size:, 1] = y[rest] * alpha[rest]
     with blas_threads(rows.size):
         G = rows.T @ weights - 1.0
     if others.size:
-        G += y * kernel.times(others, y[others] * alpha[others])
-    return G
+        sums = kernel.times(others, both)
+        T = T + sums[:, 0]
+        G += y * (T + sums[:, 1])
+    else:
+        G += y * T
+    return G, (at_upper, T)
 
 
 def _start(kernel: ExactKernel, y, free, columns, G, L, rowQ, where, slots, yF, gF, in_free) -> int:

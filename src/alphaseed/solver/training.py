@@ -335,13 +335,12 @@ def _solve_active_set(kernel: KernelMatrix, y, index, C: tuple, alpha, options: 
         return replace(rest, iterations=rest.iterations + done.steps, newton_steps=done.steps,
                        seconds_train=time.perf_counter() - clock - rest.seconds_gradient_init)
     alpha, G = done.alpha, done.gradient
-    upper = np.flatnonzero(alpha >= bounds)
-    G_bar = y_train * exact.times(upper, y_train[upper] * bounds[upper])
     return SolveResult(
-        alpha=alpha, gradient=G, gradient_bar=G_bar, rho=libsvm_rho(y_train, alpha, bounds, G),
+        alpha=alpha, gradient=G, gradient_bar=done.gradient_bar, rho=libsvm_rho(y_train, alpha, bounds, G),
         objective=float(alpha @ (G - 1.0)) / 2.0, iterations=done.steps, iteration_cap_hit=False,
         seconds_gradient_init=0.0, seconds_train=time.perf_counter() - clock,
-        n_sv=int(np.count_nonzero(alpha > 0)), n_bounded_sv=upper.size, newton_steps=done.steps,
+        n_sv=int(np.count_nonzero(alpha > 0)), n_bounded_sv=int(np.count_nonzero(alpha >= bounds)),
+        newton_steps=done.steps,
         finisher="active_set")
 
 
