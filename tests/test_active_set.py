@@ -508,7 +508,8 @@ def test_svc_defaults_to_auto_and_the_pipeline_to_smo(monkeypatch):
 
 def test_a_larger_C_goes_on_as_the_smaller_showed():
     # catches a rule that moves smo or active_set off what the caller asked for, keeps auto spending
-    # SMO's budget where the smaller C was a tail on a small free set, sends a large free set
+    # SMO's budget where the smaller C was a tail on a small free set (finished by the active set,
+    # or SMO's own past TAIL_ITERATIONS an instance), sends a large free set or a short SMO run
     # straight to the active set, or retries an active set that gave up
     from dataclasses import replace
 
@@ -520,9 +521,13 @@ def test_a_larger_C_goes_on_as_the_smaller_showed():
     small = replace(base, n_sv=40, n_bounded_sv=20, newton_steps=12, finisher="active_set")   # 20 % free
     large = replace(small, n_sv=60, n_bounded_sv=20)                                           # 40 % free
     gave_up = replace(small, finisher="smo")
+    converged = replace(small, iterations=150, newton_steps=0, finisher="smo")  # 1.5 an instance
+    smo_tail = replace(converged, iterations=250)                               # 2.5 an instance
     assert options_at_larger_C(smo, smo, small) is smo
     assert options_at_larger_C(ACTIVE_SET, ACTIVE_SET, gave_up) is ACTIVE_SET
-    assert options_at_larger_C(auto, auto, base) is auto                        # SMO converged in its budget
+    assert options_at_larger_C(auto, auto, converged) is auto                   # SMO converged in its budget
+    assert options_at_larger_C(auto, auto, smo_tail).solver == "active_set"     # ... but as a tail
+    assert options_at_larger_C(auto, auto, replace(smo_tail, n_sv=60)) is auto  # ... on a large free set
     assert options_at_larger_C(auto, auto, small).solver == "active_set"
     assert options_at_larger_C(auto, auto, large) is auto
     assert options_at_larger_C(auto, auto, gave_up).solver == "smo"

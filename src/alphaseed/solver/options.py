@@ -20,9 +20,11 @@ AUTO_SMO_MIN_ITERATIONS = 25_000
 # large-C points (5-fold, 4,000 instances), against SMO's budget of 10 iterations per instance, the
 # direct start won at 0.09-0.21 and lost at 0.26-0.34 (docs/benchmarks/results.md).
 AUTO_DIRECT_FREE_SHARE = 0.22
-# SMO iterations per training instance after which the default row cache grows to the kernel's
-# ``tail_row_cache_mb``. Runs at the paper's settings converge in under 2 (above) and a larger
-# cache slows them (its rows come from memory, not L2); a tail revisits its violators' rows.
+# SMO iterations per training instance past which a run is a tail: the default row cache grows to
+# the kernel's ``tail_row_cache_mb``, and a search's chain starts the next C in the active set
+# where the free set is small (``options_at_larger_C``). Runs at the paper's settings converge in
+# under 2 (above) and a larger cache slows them (its rows come from memory, not L2); a tail
+# revisits its violators' rows, and grows with C.
 TAIL_ITERATIONS = 2
 
 

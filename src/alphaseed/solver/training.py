@@ -291,12 +291,14 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
 
     Under ``auto`` the chain remembers what its last run showed. A run whose active set gave up
     (its free set beyond the memory it may take) sends every larger C to SMO, the free set growing
-    with C. A run that SMO left as a tail and the active set finished sends the next C straight to
-    the active set, skipping SMO's budget, where its free set was small (at most
-    ``AUTO_DIRECT_FREE_SHARE`` of the training set): from a seed the active set takes some hundreds
-    of steps whose cost grows as the free set's square, while the budget's SMO iterations cost
-    about the same whatever the free set. Any other run keeps ``auto``; ``smo`` and ``active_set``
-    asked for by the caller are never changed.
+    with C. A run that was a tail sends the next C straight to the active set, skipping SMO's
+    budget, where its free set was small (at most ``AUTO_DIRECT_FREE_SHARE`` of the training set):
+    from a seed the active set takes some hundreds of steps whose cost grows as the free set's
+    square, while the budget's SMO iterations cost about the same whatever the free set, and the
+    tail grows with C. A tail is a run that SMO left and the active set finished, or one that SMO
+    ended within its budget but past ``TAIL_ITERATIONS`` per instance (at the paper's settings
+    runs end in under 2). Any other run keeps ``auto``; ``smo`` and ``active_set`` asked for by
+    the caller are never changed.
 
     Parameters
     ----------
@@ -314,12 +316,15 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     """
     if options.solver != "auto" or asked.solver == "smo":
         return asked
-    if asked.solver == "auto" and result.newton_steps == 0 and result.iterations <= _auto_budget(result.alpha.size):
-        return options   # SMO converged within its budget
+    l = result.alpha.size
+    small_free = result.n_sv - result.n_bounded_sv <= AUTO_DIRECT_FREE_SHARE * l
+    if asked.solver == "auto" and result.newton_steps == 0 and result.iterations <= _auto_budget(l):
+        # SMO converged within its budget; past TAIL_ITERATIONS per instance it was a tail already
+        tail = result.iterations >= TAIL_ITERATIONS * l
+        return replace(options, solver="active_set") if tail and small_free else options
     if result.finisher == "smo":
         return replace(options, solver="smo")
-    free = result.n_sv - result.n_bounded_sv
-    return replace(options, solver="active_set") if free <= AUTO_DIRECT_FREE_SHARE * result.alpha.size else options
+    return replace(options, solver="active_set") if small_free else options
 
 
 def _solve_active_set(kernel: KernelMatrix, y, index, C: tuple, alpha, options: SolverOptions) -> SolveResult:
