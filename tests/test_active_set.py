@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from alphaseed.cv import cross_validate
-from alphaseed.kernel import KernelMatrix
+from alphaseed.kernel import KernelMatrix, lower_solves
 from alphaseed.solver import SolverOptions, solve, upper_bounds
 from alphaseed.solver import active_set
 from alphaseed.solver.active_set import _leave, _rows_in_front, exact_gradient, finish, gap, reusing_memory
@@ -150,10 +150,9 @@ def test_solve_pair_solves_both_systems(m):
 @pytest.mark.parametrize("m, count, dependent", [(0, 3, []), (5, 1, []), (6, 5, [2]), (13, 8, [1, 4, 7]),
                                                   (9, 4, [0])])
 def test_grow_many_appends_the_rows_grow_would_one_by_one(m, count, dependent):
-    # against grow called for each candidate in turn, bit for bit: catches a candidate's entries
-    # against F taken from the wrong one of a group of four (counts 1, 3 and 5 leave some alone,
-    # computed one by one), its entries
-    # against the candidates appended before it read from a refused one, a refused candidate
+    # against grow called for each candidate in turn, to rounding (the entries against F come from
+    # BLAS's triangular solve): catches a candidate's entries against F taken from another's, its
+    # entries against the candidates appended before it read from a refused one, a refused candidate
     # appended, or anything appended after a refused first candidate (the caller slides it alone)
     rng = np.random.default_rng(m + count)
     total = m + count
@@ -177,11 +176,29 @@ def test_grow_many_appends_the_rows_grow_would_one_by_one(m, count, dependent):
             break
     candidates = np.arange(m, total)
     taken = np.empty(count, dtype=np.int64)
-    added = grow_many(L, m, Q[np.ix_(candidates, np.arange(m))].copy(), Q[np.ix_(candidates, candidates)].copy(),
-                      Q[candidates, candidates].copy(), DEPENDENT, taken)
+    forward = lower_solves(L, m, Q[np.ix_(candidates, np.arange(m))].copy())
+    added = grow_many(L, m, forward, Q[np.ix_(candidates, candidates)].copy(), Q[candidates, candidates].copy(),
+                      DEPENDENT, taken)
     assert added == len(appended)
     np.testing.assert_array_equal(taken[:added], appended)
-    np.testing.assert_array_equal(L, expected)
+    np.testing.assert_allclose(L, expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("m, k", [(1, 1), (7, 3), (130, 64), (0, 4)])
+def test_lower_solves_reads_the_factor_in_place(m, k):
+    # the factor's block of a larger buffer, NaN above its diagonal and beyond it: catches a solve
+    # that reads the upper triangle or past the block, takes the wrong leading dimension, solves
+    # with L' instead of L, or leaves a row of B unsolved
+    rng = np.random.default_rng(m + k)
+    A = rng.normal(size=(m, m))
+    factor = np.linalg.cholesky(A @ A.T / max(m, 1) + np.eye(m))
+    L = np.full((m + 5, m + 9), np.nan)
+    L[:m, :m] = np.where(np.tri(m, dtype=bool), factor, np.nan)
+    B = rng.normal(size=(k, m))
+    expected = np.linalg.solve(factor, B.T).T if m else B.copy()
+    got = lower_solves(L, m, B)
+    assert got is B
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
 
 
 # --- the optimum -------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..kernel import ExactKernel, blas_threads
+from ..kernel import ExactKernel, blas_threads, lower_solves
 from .cholesky import DEPENDENT, grow_many, pivoted_factor, plain_factor, shrink, solve_pair, unit_solve
 from .smo import calculate_rho
 from .state import bound_statuses
@@ -114,17 +114,17 @@ def _without(z, h, m, p):
 
 
 @njit(cache=True, nogil=True)
-def _enter_many(L, rowQ, where, slots, yF, gF, pend, m, entering, columns, y, G, tol):
-    """Put the ``entering`` indices (their columns of Q, ``columns``) into F as positions m, m + 1,
-    ...: one row more of the Cholesky factor L of Q_FF each (``grow_many``), except those whose
-    column lies in the span of F's and of those entered before them. Returns how many entered;
-    none where the first's column lies in F's span."""
+def _enter_many(L, rowQ, where, slots, yF, gF, pend, m, entering, columns, forward, y, G, tol):
+    """Put the ``entering`` indices (their columns of Q, ``columns``; ``forward``, L^-1 times each
+    one's entries against F) into F as positions m, m + 1, ...: one row more of the Cholesky factor
+    L of Q_FF each (``grow_many``), except those whose column lies in the span of F's and of those
+    entered before them. Returns how many entered; none where the first's column lies in F's span."""
     count = entering.size
     taken = np.empty(count, dtype=np.int64)
     diagonal = np.empty(count)
     for c in range(count):
         diagonal[c] = columns[c, entering[c]]
-    added = grow_many(L, m, columns[:, slots[:m]], columns[:, entering], diagonal, tol, taken)
+    added = grow_many(L, m, forward, columns[:, entering], diagonal, tol, taken)
     for t in range(added):
         # the columns of Q sit in rowQ's rows in any order: F's m positions use rows 0..m-1
         position = m + t
@@ -408,7 +408,8 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
         if m + entering.size > cap:
             return Finish(alpha, G, False, steps, entered, left, current, "the free set outgrew max_free")
         columns = _signed_rows(kernel, y, entering)
-        added = _enter_many(L, rowQ, where, slots, yF, gF, pend, m, entering, columns, y, G, DEPENDENT)
+        forward = lower_solves(L, m, np.ascontiguousarray(columns[:, slots[:m]]))
+        added = _enter_many(L, rowQ, where, slots, yF, gF, pend, m, entering, columns, forward, y, G, DEPENDENT)
         if added:
             in_free[slots[m:m + added]] = True
             m += added

@@ -48,44 +48,6 @@ def row_dot(L, i, z, start=0):
     return (s0 + s1) + (s2 + s3)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def row_dots4(L, i, z1, z2, z3, z4):
-    """``row_dot`` of row i with each of z1..z4 at once, each the same sums in the same order:
-    sixteen independent chains instead of four, so that the additions wait far less often, and
-    each value of L read once for all four."""
-    a0 = a1 = a2 = a3 = 0.0
-    b0 = b1 = b2 = b3 = 0.0
-    c0 = c1 = c2 = c3 = 0.0
-    d0 = d1 = d2 = d3 = 0.0
-    j = 0
-    while j + 4 <= i:
-        l0, l1, l2, l3 = L[i, j], L[i, j + 1], L[i, j + 2], L[i, j + 3]
-        a0 += l0 * z1[j]
-        b0 += l0 * z2[j]
-        c0 += l0 * z3[j]
-        d0 += l0 * z4[j]
-        a1 += l1 * z1[j + 1]
-        b1 += l1 * z2[j + 1]
-        c1 += l1 * z3[j + 1]
-        d1 += l1 * z4[j + 1]
-        a2 += l2 * z1[j + 2]
-        b2 += l2 * z2[j + 2]
-        c2 += l2 * z3[j + 2]
-        d2 += l2 * z4[j + 2]
-        a3 += l3 * z1[j + 3]
-        b3 += l3 * z2[j + 3]
-        c3 += l3 * z3[j + 3]
-        d3 += l3 * z4[j + 3]
-        j += 4
-    while j < i:
-        a0 += L[i, j] * z1[j]
-        b0 += L[i, j] * z2[j]
-        c0 += L[i, j] * z3[j]
-        d0 += L[i, j] * z4[j]
-        j += 1
-    return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3), (c0 + c1) + (c2 + c3), (d0 + d1) + (d2 + d3)
-
-
 @njit(cache=True, nogil=True)
 def solve_pair(L, m, b1, b2, z1, z2):
     """z1 = Q^-1 b1 and z2 = Q^-1 b2 through Q's factor L (m rows), each row of L brought from
@@ -141,31 +103,20 @@ def grow(L, m, column, diagonal, tol):
 
 
 @njit(cache=True, nogil=True)
-def grow_many(L, m, against, among, diagonal, tol, taken):
+def grow_many(L, m, forward, among, diagonal, tol, taken):
     """``grow`` for several candidates in turn, each appended unless its column lies in the span
-    of the m indices and the candidates appended before it: the same rows, bit for bit, as
-    ``grow`` called for each. Their entries against the m indices come from one pass over L's
-    rows, four candidates at a time (``row_dots4``): each row read once for all of them.
+    of the m indices and the candidates appended before it.
 
-    ``against[c]`` holds candidate c's entries of Q against the m indices, in the factor's order,
-    ``among[c, a]`` its entry against candidate a and ``diagonal[c]`` its own. Where the first
-    candidate is refused, nothing is appended (the caller deals with it alone). Writes into
-    ``taken`` the candidate of each row appended, in order; returns how many were.
+    ``forward[c]`` holds L^-1 times candidate c's entries of Q against the m indices (in the
+    factor's order), solved for all of them at once by BLAS (``kernel.lower_solves``): the same
+    rows as ``grow`` to rounding. ``among[c, a]`` holds c's entry against candidate a and
+    ``diagonal[c]`` its own. Where the first candidate is refused, nothing is appended (the caller
+    deals with it alone). Writes into ``taken`` the candidate of each row appended, in order;
+    returns how many were.
     """
-    count = against.shape[0]
+    count = forward.shape[0]
     r = np.empty((count, m + count))
-    for i in range(m):
-        c = 0
-        while c + 4 <= count:
-            s1, s2, s3, s4 = row_dots4(L, i, r[c], r[c + 1], r[c + 2], r[c + 3])
-            r[c, i] = (against[c, i] - s1) / L[i, i]
-            r[c + 1, i] = (against[c + 1, i] - s2) / L[i, i]
-            r[c + 2, i] = (against[c + 2, i] - s3) / L[i, i]
-            r[c + 3, i] = (against[c + 3, i] - s4) / L[i, i]
-            c += 4
-        while c < count:
-            r[c, i] = (against[c, i] - row_dot(L, i, r[c])) / L[i, i]
-            c += 1
+    r[:, :m] = forward
     size = m
     for c in range(count):
         rc = r[c]
