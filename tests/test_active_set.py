@@ -540,6 +540,7 @@ def test_a_larger_C_goes_on_as_the_smaller_showed():
     gave_up = replace(small, finisher="smo")
     converged = replace(small, iterations=150, newton_steps=0, finisher="smo")  # 1.5 an instance
     smo_tail = replace(converged, iterations=250)                               # 2.5 an instance
+    assert options_at_larger_C(auto, auto, replace(smo_tail, iteration_cap_hit=True)) is auto  # the caller's cap
     assert options_at_larger_C(smo, smo, small) is smo
     assert options_at_larger_C(ACTIVE_SET, ACTIVE_SET, gave_up) is ACTIVE_SET
     assert options_at_larger_C(auto, auto, converged) is auto                   # SMO converged in its budget
@@ -622,6 +623,13 @@ def test_the_fresh_gradients_from_f_s_rows_are_the_kernel_s(seed, C):
                                               (earlier, earlier_T))
     np.testing.assert_allclose(again, G, rtol=0, atol=1e-12 * np.abs(G).max())
     np.testing.assert_allclose(T_again, T, rtol=0, atol=1e-12 * np.abs(T).max())
+    # a row at hand whose alpha sits at its bound (a step's rounding can leave one in F), weighted
+    # zero there as the finish weights it: summed once, in T; catches T leaving out the indices of
+    # cols, which would then be summed nowhere
+    cols = np.append(free, upper[0])
+    weights = np.append(alpha[free], 0.0)
+    twice, _ = _gradient_with_rows(exact, y, alpha, bounds, cols, exact.rows(cols, y=y), weights)
+    np.testing.assert_allclose(twice, G, rtol=0, atol=1e-12 * np.abs(G).max())
     X, y = problem(n=70, seed=seed, sep=0.3, duplicates=10)
     exact = KernelMatrix(X, 0.5).exact(np.arange(y.size))
     start = np.where(y > 0, C / 4 / (y > 0).sum(), C / 4 / (y < 0).sum())

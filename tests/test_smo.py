@@ -313,6 +313,38 @@ def test_the_chunk_count_changes_nothing(monkeypatch):
         assert result.rho == first.rho
 
 
+@pytest.mark.parametrize("chunks", [2, 3, 7])
+def test_chunked_loops_combine_libsvm_s_values(chunks):
+    """max_up and update_gradient over more than PARALLEL_ACTIVE positions, in chunks, against
+    LibSVM's loops written plainly: catches a chunk's i, or gmax2, lost in the combination (the
+    I_low maximum sits in the last chunk only, the I_up one in the first), and a chunk's gradient
+    update skipped. One Numba thread runs the chunks in turn."""
+    from numba import get_num_threads, set_num_threads
+
+    from alphaseed.solver import selection, state
+
+    rng = np.random.default_rng(chunks)
+    l = selection.PARALLEL_ACTIVE + 1000
+    y = np.where(rng.random(l) < 0.5, 1.0, -1.0)
+    G = rng.normal(size=l)
+    G[:50] = -5.0 * y[:50]          # the largest -y G, where alpha may move up
+    G[-50:] = 5.0 * y[-50:]         # the largest y G, where alpha may move down
+    alpha = np.where(rng.random(l) < 0.5, 0.5, 0.0)
+    alpha[:50], alpha[-50:] = 0.5, 0.5
+    s = state.new_state(alpha, G.copy(), np.zeros(l), 1.0, chunks)
+    qi, qj = rng.uniform(-1, 1, (2, l)).astype(np.float32)
+    threads = get_num_threads()
+    set_num_threads(1)
+    try:
+        assert selection.max_up(s, y, l) == _libsvm_max_up(0, l, y, s.status, G)
+        got = selection.update_gradient(s, y, l, qi, qj, (0.25, -0.5))
+    finally:
+        set_num_threads(threads)
+    expected_G = G.copy()
+    assert got == _libsvm_update_and_max_up(0, l, expected_G, qi, qj, (0.25, -0.5), y, s.status)
+    np.testing.assert_array_equal(s.G, expected_G)
+
+
 def _libsvm_max_up(lo, hi, y, status, G):
     """LibSVM's loops as written there: the largest -y G over I_up, the later index winning ties,
     and the stopping test's Gmax2, the largest y G over I_low."""

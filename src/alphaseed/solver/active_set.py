@@ -385,7 +385,9 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
         pend[:m] = 0.0
         current = gap(y, alpha, bounds, G)
         if current <= eps:
-            by_row[where[:m]] = alpha[slots[:m]]
+            # an alpha of F that a step's rounding left exactly at its bound is summed in T instead
+            a = alpha[slots[:m]]
+            by_row[where[:m]] = np.where(a >= bounds[slots[:m]], 0.0, a)
             G, upper = _gradient_with_rows(kernel, y, alpha, bounds, slots[:m], rowQ[:m], by_row, upper)
             current = gap(y, alpha, bounds, G)
             if current <= eps:
@@ -465,8 +467,9 @@ def _capacity(l: int) -> int:
 
 def _gradient_with_rows(kernel: ExactKernel, y, alpha, bounds, cols, rows, weights, upper=None):
     """G = Q alpha - 1 from float64 kernel values, where Q's rows of the instances ``cols`` are
-    at hand (``rows``, with ``weights`` their alphas in the rows' order): only the other support
-    vectors' columns of K are computed (the finish's free set holds most of them).
+    at hand (``rows``, with ``weights`` their alphas in the rows' order, zero for those at their
+    upper bound, which T sums): only the other support vectors' columns of K are computed (the
+    finish's free set holds most of them).
 
     Returns (G, (U, T)): U the indices at their upper bound and T = sum over U of y_j C_j K(:, j),
     their share of y G, which is also LibSVM's G_bar times y. Given the (U, T) of an earlier call

@@ -319,8 +319,9 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     l = result.alpha.size
     small_free = result.n_sv - result.n_bounded_sv <= AUTO_DIRECT_FREE_SHARE * l
     if asked.solver == "auto" and result.newton_steps == 0 and result.iterations <= _auto_budget(l):
-        # SMO converged within its budget; past TAIL_ITERATIONS per instance it was a tail already
-        tail = result.iterations >= TAIL_ITERATIONS * l
+        # SMO converged within its budget (or stopped at the caller's cap, which the next C keeps);
+        # past TAIL_ITERATIONS per instance it was a tail already
+        tail = result.iterations >= TAIL_ITERATIONS * l and not result.iteration_cap_hit
         return replace(options, solver="active_set") if tail and small_free else options
     if result.finisher == "smo":
         return replace(options, solver="smo")
