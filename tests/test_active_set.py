@@ -13,7 +13,7 @@ from alphaseed.kernel import KernelMatrix, lower_solves
 from alphaseed.solver import SolverOptions, solve, upper_bounds
 from alphaseed.solver import active_set
 from alphaseed.solver.active_set import _leave, _rows_in_front, exact_gradient, finish, gap, reusing_memory
-from alphaseed.solver.cholesky import DEPENDENT, grow, grow_many, plain_factor, solve_pair
+from alphaseed.solver.cholesky import DEPENDENT, grow, grow_many, plain_factor, row_dot, solve_pair
 
 ACTIVE_SET = SolverOptions(solver="active_set")
 
@@ -130,6 +130,30 @@ def test_the_start_pivots_only_where_more_than_duplicates_are_dependent(monkeypa
     assert bool(pivoted) == pivots
     assert done.optimal and done.gap <= 1e-5
     assert_feasible(done.alpha, y, C)
+
+
+def _four_running_sums(a, b):
+    """row_dot's sums written plainly: term j goes to sum j mod 4 while a block of four is whole,
+    the tail to the first."""
+    sums = [0.0, 0.0, 0.0, 0.0]
+    whole = len(a) - len(a) % 4
+    for j in range(len(a)):
+        sums[j % 4 if j < whole else 0] += float(np.float64(a[j]) * np.float64(b[j]))
+    return (sums[0] + sums[1]) + (sums[2] + sums[3])
+
+
+@given(n=st.integers(0, 41), start=st.integers(0, 5), seed=st.integers(0, 2**32 - 1))
+def test_row_dot_is_four_running_sums_bit_for_bit(n, start, seed):
+    # catches vector lanes that sum in another order than the scalar sums (a lane per sum, each
+    # in increasing j), a fused multiply-add, a tail added to the wrong sum or read past the
+    # row's end (the rest of the row is NaN), and a slice that ignores ``start``
+    rng = np.random.default_rng(seed)
+    i = start + n
+    L = np.full((i + 1, i + 3), np.nan)
+    L[i, :i] = rng.normal(size=i) * 10.0 ** rng.integers(-8, 8, size=i)
+    z = np.concatenate([rng.normal(size=i) * 10.0 ** rng.integers(-8, 8, size=i), [np.nan] * 3])
+    expected = _four_running_sums(L[i, start:i], z[start:i])
+    assert row_dot(L, i, z, start) == expected
 
 
 @pytest.mark.parametrize("m", [1, 3, 4, 5, 17])
