@@ -13,7 +13,7 @@ from alphaseed.kernel import KernelMatrix, lower_solves
 from alphaseed.solver import SolverOptions, solve, upper_bounds
 from alphaseed.solver import active_set
 from alphaseed.solver.active_set import _leave, _rows_in_front, exact_gradient, finish, gap, reusing_memory
-from alphaseed.solver.cholesky import DEPENDENT, grow, grow_many, plain_factor, row_dot, solve_pair
+from alphaseed.solver.cholesky import DEPENDENT, grow, grow_many, plain_factor, row_dot, shrink, solve_pair
 
 ACTIVE_SET = SolverOptions(solver="active_set")
 
@@ -50,11 +50,11 @@ def assert_feasible(alpha, y, C):
 # --- the factor's updates, against numpy -------------------------------------------------------
 
 @pytest.mark.parametrize("m, p", [(1, 0), (2, 0), (6, 2), (6, 5), (13, 3), (20, 2), (50, 0), (50, 17),
-                                  (50, 48)])
+                                  (50, 48), (90, 7)])
 def test_leave_leaves_the_cholesky_factor_of_the_matrix_without_that_row_and_column(m, p):
-    # catches a wrong Givens rotation, a row moved to the wrong place, or the eight-row groups
-    # applying a rotation twice or skipping one (m = 13, 20 and 50 cross group boundaries, 20 and
-    # 50 with a short group last)
+    # catches a wrong Givens rotation, a row moved to the wrong place, or the blocks of 16 rows
+    # applying a rotation twice or skipping one (m = 50 and 90 cross block boundaries, with a
+    # short block last)
     rng = np.random.default_rng(m + p)
     A = rng.normal(size=(m, m))
     A = A @ A.T + np.eye(m)
@@ -154,6 +154,42 @@ def test_row_dot_is_four_running_sums_bit_for_bit(n, start, seed):
     z = np.concatenate([rng.normal(size=i) * 10.0 ** rng.integers(-8, 8, size=i), [np.nan] * 3])
     expected = _four_running_sums(L[i, start:i], z[start:i])
     assert row_dot(L, i, z, start) == expected
+
+
+def _shrunk_row_by_row(L, m, p):
+    """shrink written plainly: each row below p, moved up one, through every rotation in turn,
+    then its own."""
+    L = L.copy()
+    n = m - 1 - p
+    x = L[p + 1:m, p].copy()
+    cos, sin, secant = np.empty(n), np.empty(n), np.empty(n)
+    L[p:m - 1, :p] = L[p + 1:m, :p]
+    for i in range(n):
+        r, xi = p + i, x[i]
+        for c in range(i):
+            v = (L[r + 1, p + c + 1] + sin[c] * xi) * secant[c]
+            xi = cos[c] * xi - sin[c] * v
+            L[r, p + c] = v
+        diag = L[r + 1, r + 1]
+        root = np.sqrt(diag * diag + xi * xi)
+        cos[i], sin[i], secant[i] = root / diag, xi / diag, diag / root
+        L[r, r] = root
+    return L
+
+
+@pytest.mark.parametrize("m, p", [(40, 3), (53, 0), (70, 21)])
+def test_shrink_is_its_rotations_row_by_row_bit_for_bit(m, p):
+    # catches the vector lanes of a block (``_rotate_block``) mixing rows, reading or writing a
+    # column off by one, or rotating in another order or with a fused multiply-add: the factor
+    # would still be a factor of the same matrix to rounding, so only bits show it
+    rng = np.random.default_rng(m)
+    A = rng.normal(size=(m, m + 2))
+    L = np.full((m + 3, m + 3), np.nan)
+    L[:m, :m] = np.linalg.cholesky(A @ A.T)
+    expected = _shrunk_row_by_row(L, m, p)
+    shrink(L, m, p)
+    rows = np.tril_indices(m - 1)
+    np.testing.assert_array_equal(L[:m - 1, :m - 1][rows], expected[:m - 1, :m - 1][rows])
 
 
 @pytest.mark.parametrize("m", [1, 3, 4, 5, 17])

@@ -173,14 +173,82 @@ def _rotate(L, r, c0, c1, p, cos, sin, secant, xi):
     return xi
 
 
+# Rows below the one cut out that ``shrink`` takes through the rotations already known at once:
+# each rotation waits on the last, so BLOCK independent rows keep the processor busy, as
+# ROTATED_VECTORS vectors of LANES rows each.
+ROTATED_VECTORS = 4
+BLOCK = LANES * ROTATED_VECTORS
+
+
+@intrinsic
+def _rotate_block(typingctx, L, r, p, count, cos, sin, secant, x, at):
+    """``_rotate`` for the BLOCK rows r, r + 1, ... at once through the rotations 0 .. count - 1,
+    x[at:at + BLOCK] their shares of the column that left (updated): each row's values are
+    _rotate's bit for bit (IEEE products and sums in its order), the rows held in the lanes of
+    vectors, read and written one value at a time (they are rows apart)."""
+    if not (all(isinstance(t, types.Array) and t.dtype == types.float64 and t.layout == "C"
+                for t in (L, cos, sin, secant, x)) and L.ndim == 2 and x.ndim == 1):
+        return None
+
+    def codegen(context, builder, signature, args):
+        L_type, _, _, _, *vector_types, _ = signature.args
+        matrix = context.make_array(L_type)(context, builder, args[0])
+        first, p, count = args[1:4]
+        cos, sin, secant, x = (context.make_array(t)(context, builder, v) for t, v in zip(vector_types, args[4:8]))
+        i64, i32 = ir.IntType(64), ir.IntType(32)
+        vector = ir.VectorType(ir.DoubleType(), LANES)
+        row_bytes = builder.extract_value(matrix.strides, 0)
+        origin = builder.ptrtoint(matrix.data, i64)
+        # the address of column 0 of each row read (row k + 1 of the block) and written (row k)
+        column_0 = [builder.add(origin, builder.mul(builder.add(first, ir.Constant(i64, k)), row_bytes))
+                    for k in range(BLOCK + 1)]
+        shares_at = builder.gep(x.data, [args[8]])
+        share_vectors = [builder.bitcast(builder.gep(shares_at, [ir.Constant(i64, g * LANES)]), vector.as_pointer())
+                         for g in range(ROTATED_VECTORS)]
+        shares = [cgutils.alloca_once_value(builder, builder.load(v, align=8)) for v in share_vectors]
+
+        def broadcast(values, c):
+            one = builder.insert_element(ir.Constant(vector, ir.Undefined), builder.load(builder.gep(values.data, [c])),
+                                         ir.Constant(i32, 0))
+            return builder.shuffle_vector(one, ir.Constant(vector, ir.Undefined),
+                                          ir.Constant(ir.VectorType(i32, LANES), [0] * LANES))
+
+        def at_column(row_address, column):
+            return builder.inttoptr(builder.add(row_address, builder.mul(column, ir.Constant(i64, 8))),
+                                    ir.DoubleType().as_pointer())
+
+        with cgutils.for_range(builder, count) as loop:
+            c = loop.index
+            s, k, q = (broadcast(values, c) for values in (sin, cos, secant))
+            written = builder.add(p, c)
+            read = builder.add(written, ir.Constant(i64, 1))
+            for g in range(ROTATED_VECTORS):
+                rows = range(g * LANES, (g + 1) * LANES)
+                below = ir.Constant(vector, ir.Undefined)
+                for lane, row in enumerate(rows):
+                    below = builder.insert_element(below, builder.load(at_column(column_0[row + 1], read)),
+                                                   ir.Constant(i32, lane))
+                xs = builder.load(shares[g])
+                # _rotate's v = (L[r + 1, p + c + 1] + sin x) secant, then x = cos x - sin v
+                v = builder.fmul(builder.fadd(below, builder.fmul(s, xs)), q)
+                builder.store(builder.fsub(builder.fmul(k, xs), builder.fmul(s, v)), shares[g])
+                for lane, row in enumerate(rows):
+                    builder.store(builder.extract_element(v, ir.Constant(i32, lane)), at_column(column_0[row], written))
+        for share, vector_at in zip(shares, share_vectors):
+            builder.store(builder.load(share), vector_at, align=8)
+        return context.get_dummy_value()
+
+    return types.none(L, r, p, count, cos, sin, secant, x, at), codegen
+
+
 @njit(cache=True, nogil=True)
 def shrink(L, m, p):
     """Cut row and column p out of the factor (m rows): the rows below p, each moved up one, are
     brought back to a Cholesky factor by the Givens rotations of the rank-one update with the
-    column that left. Row by row, each row read whole; eight rows at a time through the rotations
-    already known, since each rotation waits on the last (eight chains keep the processor busy
-    where four left it waiting). A rotation multiplies by its cosine's reciprocal (``secant``): a
-    division in that chain would cost several times its latency."""
+    column that left. Row by row, each row read whole; BLOCK rows at a time through the rotations
+    already known (``_rotate_block``), then through their own one after the other. A rotation
+    multiplies by its cosine's reciprocal (``secant``): a division in that chain would cost
+    several times its latency."""
     n = m - 1 - p
     x = L[p + 1:m, p].copy()
     cos = np.empty(n)
@@ -191,44 +259,11 @@ def shrink(L, m, p):
             L[r, j] = L[r + 1, j]
     i0 = 0
     while i0 < n:
-        rows = min(8, n - i0)
-        if rows == 8:
-            r = p + i0
-            x0, x1, x2, x3 = x[i0], x[i0 + 1], x[i0 + 2], x[i0 + 3]
-            x4, x5, x6, x7 = x[i0 + 4], x[i0 + 5], x[i0 + 6], x[i0 + 7]
-            for c in range(i0):
-                s, k, q = sin[c], cos[c], secant[c]
-                col = p + c + 1
-                v0 = (L[r + 1, col] + s * x0) * q
-                v1 = (L[r + 2, col] + s * x1) * q
-                v2 = (L[r + 3, col] + s * x2) * q
-                v3 = (L[r + 4, col] + s * x3) * q
-                v4 = (L[r + 5, col] + s * x4) * q
-                v5 = (L[r + 6, col] + s * x5) * q
-                v6 = (L[r + 7, col] + s * x6) * q
-                v7 = (L[r + 8, col] + s * x7) * q
-                x0 = k * x0 - s * v0
-                x1 = k * x1 - s * v1
-                x2 = k * x2 - s * v2
-                x3 = k * x3 - s * v3
-                x4 = k * x4 - s * v4
-                x5 = k * x5 - s * v5
-                x6 = k * x6 - s * v6
-                x7 = k * x7 - s * v7
-                L[r, col - 1] = v0
-                L[r + 1, col - 1] = v1
-                L[r + 2, col - 1] = v2
-                L[r + 3, col - 1] = v3
-                L[r + 4, col - 1] = v4
-                L[r + 5, col - 1] = v5
-                L[r + 6, col - 1] = v6
-                L[r + 7, col - 1] = v7
-            x[i0], x[i0 + 1], x[i0 + 2], x[i0 + 3] = x0, x1, x2, x3
-            x[i0 + 4], x[i0 + 5], x[i0 + 6], x[i0 + 7] = x4, x5, x6, x7
+        rows = min(BLOCK, n - i0)
+        known = 0
+        if rows == BLOCK:
+            _rotate_block(L, p + i0, p, i0, cos, sin, secant, x, i0)
             known = i0
-        else:
-            known = 0
-        # the rotations of this group's own rows, one after the other
         for i in range(i0, i0 + rows):
             r = p + i
             xi = _rotate(L, r, known, i, p, cos, sin, secant, x[i])
