@@ -1,0 +1,77 @@
+"""What the active-set finish's Newton steps cost: the Cholesky factor's updates at a size.
+
+A Newton step that meets a bound solves with a unit vector (``unit_solve``: a forward pass from the
+leaving position, then a backward pass over the whole factor) and cuts the position out
+(``shrink``: Givens rotations of the rows below it); every ``FRESH_SOLVES`` steps both systems are
+solved afresh (``solve_pair``). This times each on the factor of a random positive definite
+matrix of ``--size`` rows, the leaving position at the start, the middle and near the end, as the
+median of ``--repeats`` calls, one process, one thread, after compiling. Prints a table and
+writes results/bench/factor.csv.
+
+    python benchmarks/bench_factor.py --size 1100
+
+Run it from a worktree of another commit through ``PYTHONPATH`` to compare the two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+from common import ROOT, write_csv
+
+
+def median_microseconds(call, prepare, repeats: int) -> float:
+    """The median of ``repeats`` timed calls of ``call``, each after an untimed ``prepare``."""
+    times = []
+    for _ in range(repeats):
+        prepare()
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return 1e6 * float(np.median(times))
+
+
+def main() -> None:
+    from alphaseed.solver.cholesky import plain_factor, shrink, solve_pair, unit_solve
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1100, help="rows of the factor (|F|)")
+    parser.add_argument("--repeats", type=int, default=101)
+    parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "factor.csv"))
+    args = parser.parse_args()
+    m = args.size
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((m, m + 50))
+    factor = np.zeros((m + 64, m + 64))   # the finish's factor sits in a larger buffer
+    if not plain_factor(A @ A.T / m + np.eye(m), factor):
+        raise SystemExit("the test matrix did not factor")
+    L = factor.copy()
+    h, z1, z2 = np.empty(m), np.empty(m), np.empty(m)
+    b1, b2 = rng.standard_normal((2, m))
+
+    def restore():
+        L[:m, :m] = factor[:m, :m]
+
+    # compile before the clock
+    unit_solve(L, m, 0, h)
+    solve_pair(L, m, b1, b2, z1, z2)
+    shrink(L, m, 0)
+    rows = []
+    for p in (0, m // 2, m - 50):
+        rows.append({"part": "unit_solve", "size": m, "position": p,
+                     "microseconds": median_microseconds(lambda: unit_solve(L, m, p, h), restore, args.repeats)})
+        rows.append({"part": "shrink", "size": m, "position": p,
+                     "microseconds": median_microseconds(lambda: shrink(L, m, p), restore, args.repeats)})
+    rows.append({"part": "solve_pair", "size": m, "position": None,
+                 "microseconds": median_microseconds(lambda: solve_pair(L, m, b1, b2, z1, z2), restore,
+                                                     args.repeats)})
+    table = pd.DataFrame(rows)
+    print(table.to_string(index=False))
+    write_csv(table, args.out)
+
+
+if __name__ == "__main__":
+    main()
