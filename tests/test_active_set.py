@@ -53,8 +53,8 @@ def assert_feasible(alpha, y, C):
                                   (50, 48), (90, 7)])
 def test_leave_leaves_the_cholesky_factor_of_the_matrix_without_that_row_and_column(m, p):
     # catches a wrong Givens rotation, a row moved to the wrong place, or the blocks of 16 rows
-    # applying a rotation twice or skipping one (m = 50 and 90 cross block boundaries, with a
-    # short block last)
+    # applying a rotation twice or skipping one (m = 20, 50 and 90 cross block boundaries, all
+    # but (50, 17) with a short block last)
     rng = np.random.default_rng(m + p)
     A = rng.normal(size=(m, m))
     A = A @ A.T + np.eye(m)
@@ -142,6 +142,7 @@ def _four_running_sums(a, b):
     return (sums[0] + sums[1]) + (sums[2] + sums[3])
 
 
+@settings(deadline=None)
 @given(n=st.integers(0, 41), start=st.integers(0, 5), seed=st.integers(0, 2**32 - 1))
 def test_row_dot_is_four_running_sums_bit_for_bit(n, start, seed):
     # catches vector lanes that sum in another order than the scalar sums (a lane per sum, each
@@ -180,16 +181,16 @@ def _shrunk_row_by_row(L, m, p):
 @pytest.mark.parametrize("m, p", [(40, 3), (53, 0), (70, 21)])
 def test_shrink_is_its_rotations_row_by_row_bit_for_bit(m, p):
     # catches the vector lanes of a block (``_rotate_block``) mixing rows, reading or writing a
-    # column off by one, or rotating in another order or with a fused multiply-add: the factor
-    # would still be a factor of the same matrix to rounding, so only bits show it
+    # column off by one or outside the rows below p (the buffer's NaN border and the upper
+    # triangle are compared too), or rotating in another order or with a fused multiply-add: the
+    # factor would still be a factor of the same matrix to rounding, so only bits show it
     rng = np.random.default_rng(m)
     A = rng.normal(size=(m, m + 2))
     L = np.full((m + 3, m + 3), np.nan)
     L[:m, :m] = np.linalg.cholesky(A @ A.T)
     expected = _shrunk_row_by_row(L, m, p)
     shrink(L, m, p)
-    rows = np.tril_indices(m - 1)
-    np.testing.assert_array_equal(L[:m - 1, :m - 1][rows], expected[:m - 1, :m - 1][rows])
+    np.testing.assert_array_equal(L, expected)
 
 
 @pytest.mark.parametrize("m", [1, 3, 4, 5, 17])

@@ -27,7 +27,8 @@ from ..kernel import blas_threads
 DEPENDENT = 1e-12
 
 
-# row_dot's running sums, one per lane of a vector register.
+# row_dot's running sums, one per lane of a vector register: their count fixes the order in which
+# every dot product of the factor is summed, so changing it changes every result.
 LANES = 4
 
 
@@ -36,8 +37,7 @@ def _lane_sums(typingctx, a, b):
     """The ``LANES`` sums of a[j] * b[j] over j of each lane (j mod LANES) of the whole blocks of
     two contiguous float64 arrays of a's length, each in increasing j: what ``LANES`` scalar
     running sums give, bit for bit (IEEE products and sums, no fused multiply-add), but as one
-    vector multiply and add a block. The compiler does not vectorise the scalar sums itself: it
-    would need leave to reorder them."""
+    vector multiply and add a block. Numba's compiler left the scalar sums scalar."""
     if not all(isinstance(t, types.Array) and t.ndim == 1 and t.dtype == types.float64 and t.layout == "C"
                for t in (a, b)):
         return None
@@ -63,7 +63,8 @@ def _lane_sums(typingctx, a, b):
 def row_dot(L, i, z, start=0):
     """L[i, start:i] . z[start:i] in four running sums (``_lane_sums``), the tail's terms added to
     the first: one sum would wait on its last addition at every term, and a fixed split gives the
-    same result on every machine (no fastmath)."""
+    same result on every machine (no fastmath). L and z are C-contiguous, as the factor's buffer
+    and its vectors are."""
     a = L[i, start:i]
     b = z[start:i]
     n = a.shape[0]
@@ -186,22 +187,25 @@ def _rotate_block(typingctx, L, r, p, count, cos, sin, secant, x, at):
     x[at:at + BLOCK] their shares of the column that left (updated): each row's values are
     _rotate's bit for bit (IEEE products and sums in its order), the rows held in the lanes of
     vectors, read and written one value at a time (they are rows apart)."""
-    if not (all(isinstance(t, types.Array) and t.dtype == types.float64 and t.layout == "C"
-                for t in (L, cos, sin, secant, x)) and L.ndim == 2 and x.ndim == 1):
+    arrays = (L, cos, sin, secant, x)
+    if not (all(isinstance(t, types.Array) and t.dtype == types.float64 and t.layout == "C" and t.mutable
+                for t in arrays) and L.ndim == 2 and all(t.ndim == 1 for t in arrays[1:])
+            and all(isinstance(t, types.Integer) for t in (r, p, count, at))):
         return None
 
     def codegen(context, builder, signature, args):
-        L_type, _, _, _, *vector_types, _ = signature.args
+        L_type, _, _, _, *array_types, _ = signature.args
         matrix = context.make_array(L_type)(context, builder, args[0])
-        first, p, count = args[1:4]
-        cos, sin, secant, x = (context.make_array(t)(context, builder, v) for t, v in zip(vector_types, args[4:8]))
-        i64, i32 = ir.IntType(64), ir.IntType(32)
-        vector = ir.VectorType(ir.DoubleType(), LANES)
+        r, p, count = args[1:4]
+        cos, sin, secant, x = (context.make_array(t)(context, builder, v) for t, v in zip(array_types, args[4:8]))
+        i64, i32, byte = ir.IntType(64), ir.IntType(32), ir.IntType(8)
+        double = ir.DoubleType()
+        vector = ir.VectorType(double, LANES)
         row_bytes = builder.extract_value(matrix.strides, 0)
-        origin = builder.ptrtoint(matrix.data, i64)
-        # the address of column 0 of each row read (row k + 1 of the block) and written (row k)
-        column_0 = [builder.add(origin, builder.mul(builder.add(first, ir.Constant(i64, k)), row_bytes))
-                    for k in range(BLOCK + 1)]
+        origin = builder.bitcast(matrix.data, byte.as_pointer())
+        # column 0 of each row of the block and the one below it: row k + 1 is read, row k written
+        rows = [builder.gep(origin, [builder.mul(builder.add(r, ir.Constant(i64, k)), row_bytes)])
+                for k in range(BLOCK + 1)]
         shares_at = builder.gep(x.data, [args[8]])
         share_vectors = [builder.bitcast(builder.gep(shares_at, [ir.Constant(i64, g * LANES)]), vector.as_pointer())
                          for g in range(ROTATED_VECTORS)]
@@ -213,32 +217,32 @@ def _rotate_block(typingctx, L, r, p, count, cos, sin, secant, x, at):
             return builder.shuffle_vector(one, ir.Constant(vector, ir.Undefined),
                                           ir.Constant(ir.VectorType(i32, LANES), [0] * LANES))
 
-        def at_column(row_address, column):
-            return builder.inttoptr(builder.add(row_address, builder.mul(column, ir.Constant(i64, 8))),
-                                    ir.DoubleType().as_pointer())
+        def at_column(row, column):
+            offset = builder.mul(column, ir.Constant(i64, 8))
+            return builder.bitcast(builder.gep(row, [offset]), double.as_pointer())
 
         with cgutils.for_range(builder, count) as loop:
             c = loop.index
-            s, k, q = (broadcast(values, c) for values in (sin, cos, secant))
+            sine, cosine, secant_c = (broadcast(values, c) for values in (sin, cos, secant))
             written = builder.add(p, c)
             read = builder.add(written, ir.Constant(i64, 1))
             for g in range(ROTATED_VECTORS):
-                rows = range(g * LANES, (g + 1) * LANES)
+                lanes = range(g * LANES, (g + 1) * LANES)
                 below = ir.Constant(vector, ir.Undefined)
-                for lane, row in enumerate(rows):
-                    below = builder.insert_element(below, builder.load(at_column(column_0[row + 1], read)),
+                for lane, k in enumerate(lanes):
+                    below = builder.insert_element(below, builder.load(at_column(rows[k + 1], read)),
                                                    ir.Constant(i32, lane))
                 xs = builder.load(shares[g])
                 # _rotate's v = (L[r + 1, p + c + 1] + sin x) secant, then x = cos x - sin v
-                v = builder.fmul(builder.fadd(below, builder.fmul(s, xs)), q)
-                builder.store(builder.fsub(builder.fmul(k, xs), builder.fmul(s, v)), shares[g])
-                for lane, row in enumerate(rows):
-                    builder.store(builder.extract_element(v, ir.Constant(i32, lane)), at_column(column_0[row], written))
+                v = builder.fmul(builder.fadd(below, builder.fmul(sine, xs)), secant_c)
+                builder.store(builder.fsub(builder.fmul(cosine, xs), builder.fmul(sine, v)), shares[g])
+                for lane, k in enumerate(lanes):
+                    builder.store(builder.extract_element(v, ir.Constant(i32, lane)), at_column(rows[k], written))
         for share, vector_at in zip(shares, share_vectors):
             builder.store(builder.load(share), vector_at, align=8)
         return context.get_dummy_value()
 
-    return types.none(L, r, p, count, cos, sin, secant, x, at), codegen
+    return types.none(L, types.int64, types.int64, types.int64, cos, sin, secant, x, types.int64), codegen
 
 
 @njit(cache=True, nogil=True)
@@ -248,7 +252,7 @@ def shrink(L, m, p):
     column that left. Row by row, each row read whole; BLOCK rows at a time through the rotations
     already known (``_rotate_block``), then through their own one after the other. A rotation
     multiplies by its cosine's reciprocal (``secant``): a division in that chain would cost
-    several times its latency."""
+    several times its latency. L is C-contiguous, as the factor's buffer is."""
     n = m - 1 - p
     x = L[p + 1:m, p].copy()
     cos = np.empty(n)
@@ -261,7 +265,7 @@ def shrink(L, m, p):
     while i0 < n:
         rows = min(BLOCK, n - i0)
         known = 0
-        if rows == BLOCK:
+        if rows == BLOCK and i0 > 0:
             _rotate_block(L, p + i0, p, i0, cos, sin, secant, x, i0)
             known = i0
         for i in range(i0, i0 + rows):
