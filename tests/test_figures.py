@@ -82,6 +82,29 @@ def test_loocv_without_estimates_marks_nothing(tmp_path, paper):
     assert not any(figures.ESTIMATED_LABEL in text for text in legend_texts(axes))
 
 
+def test_loocv_divides_a_fast_mode_run_by_sir_in_its_own_mode(tmp_path, paper):
+    """Catches a fast-mode run divided by the paper-faithful SIR (Heart's mir (gram) would read 3.0, not 1.5),
+    a dataset whose SIR ran in a fast mode only left without bars (MNIST's), a bar for SIR itself in any mode,
+    and a fast mode drawn in another method's colour."""
+    records = [make_record("heart", "loo", "libsvm", 0.4, 5), make_record("heart", "loo", "sir", 0.1, 5),
+               make_record("heart", "loo", "mir", 0.3, 5, kernel_mode="gram"),
+               make_record("heart", "loo", "sir", 0.2, 5, kernel_mode="gram"),
+               make_record("mnist", "loo", "cold", 0.8, 5, kernel_mode="gram"),
+               make_record("mnist", "loo", "sir", 0.2, 5, kernel_mode="gram")]
+    frame = frame_of(tmp_path, records, paper, "loo")
+    axes = figures.loocv_figure(frame).axes[0]
+    datasets = [label.get_text() for label in axes.get_xticklabels()]
+    heights = {(c.get_label(), d): p.get_height() for c in axes.containers for d, p in zip(datasets, c.patches)}
+    assert heights[("mir (gram)", "heart")] == pytest.approx(1.5)
+    assert heights[("libsvm", "heart")] == pytest.approx(4.0)
+    assert heights[("cold (gram)", "mnist")] == pytest.approx(4.0)
+    assert not any(label.startswith("sir") for label, _ in heights)
+    mir_gram = next(c for c in axes.containers if c.get_label() == "mir (gram)").patches[0]
+    mir_paper = next(c for c in axes.containers if c.get_label() == "mir").patches[0]
+    assert mir_gram.get_edgecolor()[:3] == mir_paper.get_facecolor()[:3]
+    assert mir_gram.get_facecolor()[3] < 1.0
+
+
 def test_speedup_vs_k_draws_estimated_points_hollow(tmp_path, paper):
     """Catches a figure without any estimate marker: MNIST's SIR at k = 10 is measured but its ratio
     divides an estimated LibSVM, and the paper's k = 100 LibSVM is its own estimate; all else is measured."""
