@@ -219,7 +219,11 @@ def test_every_time_figure_in_the_readme_is_marked_estimated_or_was_measured():
     or the paper's."""
     runs = pd.read_csv(REPO / "reproduction" / "runs.csv")
     paper = pd.read_csv(REPO / "workflow" / "resources" / "paper_results.csv")
-    paper_totals = paper[(paper["metric"] == "seconds_total") & paper["note"].isna()]["value"]
+    measured_by_paper = paper[paper["note"].isna()]
+    paper_totals = [*measured_by_paper.loc[measured_by_paper["metric"] == "seconds_total", "value"],
+                    # ATO's time, which the paper gives as init and rest only
+                    *measured_by_paper[measured_by_paper["metric"].isin(["seconds_init", "seconds_rest"])]
+                    .groupby(["table", "dataset", "k", "method"])["value"].sum()]
     measured = {round(float(value)) for value in [*runs.loc[~runs["estimated"], "seconds_total"], *paper_totals]}
     text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
     sentences = re.split(r"(?<=[.;:])\s+(?=[A-Z`(])", text)
