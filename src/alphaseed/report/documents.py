@@ -181,7 +181,7 @@ SEEDED_COUNTS_MEASURED = "../docs/design/seeding.md#the-papers-seeded-counts-wha
 
 def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None,
              studies: dict[str, pd.DataFrame] | None = None, *, runs: pd.DataFrame | None = None,
-             overlays: Sequence[str] = ()) -> list[str]:
+             overlays: Sequence[str] = (), beyond: dict[str, pd.DataFrame] | None = None) -> list[str]:
     """The README's first section: what Table 1 shows a reader first, each line with its figures and
     where to look.
 
@@ -198,6 +198,8 @@ def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None,
         One row per run of every table (``runs.runs_frame``), for the figures that rest on least.
     overlays : sequence of str, optional
         The config overlays some jobs ran with (their file names in the folder's ``configs``).
+    beyond : dict of str to DataFrame, optional
+        The other tables' comparison frames by kind (Table 3, leave-one-out), for their paper cells not run here.
 
     Returns
     -------
@@ -234,7 +236,6 @@ def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None,
     against = [f"{method.upper()} " + ", ".join(
         f"{ratio(row, 'speedup_libsvm')} on {dataset} (paper {ratio(row, 'speedup_libsvm', 'paper')})"
         for dataset, row in rows(method) if pd.notna(row.get("speedup_libsvm"))) for method in methods]
-    missing = faithful[faithful["seconds_total"].isna() & faithful["paper_seconds_total"].notna()]
     table = "[Table 1](#table-1-beside-the-papers)"
     lines = [
         f"- **LibSVM's iterations against the paper's** (one algorithm, two implementations): "
@@ -246,18 +247,29 @@ def findings(table1: pd.DataFrame, facts: dict[str, dict] | None = None,
         f"seeding alone): {'; '.join(a for a in against if ' on ' in a) or 'no seeded run'}. {table}.",
         *(line for study, frame in (studies or {}).items() for line in _study_finding(study, frame)),
     ]
-    if len(missing):
-        ran_anywhere = table1[table1["seconds_total"].notna()].groupby("dataset")["method"].agg(set)
-        cells = ", ".join(f"{row['dataset']} {row['method']}"
-                          + (" (run in the fast engine only)" if row["method"] in ran_anywhere.get(row["dataset"], ())
-                             else " (not run)") for _, row in missing.iterrows())
-        lines.append(f"- **Not run in the paper's setting**, the paper's figure standing alone: {cells}. Why: "
-                     "[the time budget](../docs/user_guide/reproducing.md#the-time-budget).")
+    cells = _not_run_in_the_papers_setting([table1, *(beyond or {}).values()])
+    if cells:
+        lines.append(f"- **Not run in the paper's setting**, the paper's figure standing alone: {', '.join(cells)}. "
+                     "Why: [the time budget](../docs/user_guide/reproducing.md#the-time-budget).")
     if len(ran[ran["method"].isin(methods)]):
         lines.append(f"- **Seeded counts unlike the paper's** ([the rows](paper_vs_reproduced.md#iterations-beside-the-"
                      f"papers-table-1-k--10)) move with what the paper leaves open, its fold rule and SIR's K > 0 "
                      f"threshold: [measured]({SEEDED_COUNTS_MEASURED}).")
     return lines + _thin_finding(runs, overlays)
+
+
+def _not_run_in_the_papers_setting(frames: list[pd.DataFrame]) -> list[str]:
+    """The paper's cells of these comparison frames with no paper-faithful run here, each saying whether the
+    fast engine ran it at that dataset and k; a cell in two tables (k = 10 is in Tables 1 and 3) named once."""
+    cells = []
+    for frame in frames:
+        faithful = frame[frame["kernel_mode"].fillna(PAPER_KERNEL_MODE) == PAPER_KERNEL_MODE]
+        missing = faithful[faithful["seconds_total"].isna() & faithful["paper_seconds_total"].notna()]
+        ran = frame[frame["seconds_total"].notna()].groupby(["dataset", "k"])["method"].agg(set)
+        cells += [f"{row['dataset']} {row['method']} at k = {row['k']}"
+                  + (" (run in the fast engine only)" if row["method"] in ran.get((row["dataset"], row["k"]), ())
+                     else " (not run)") for _, row in missing.iterrows()]
+    return list(dict.fromkeys(cells))
 
 
 def _thin_finding(runs: pd.DataFrame | None, overlays: Sequence[str]) -> list[str]:
@@ -345,7 +357,8 @@ def _study_finding(study: str, table1: pd.DataFrame) -> list[str]:
 
 
 def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies: dict | None = None,
-                    facts: dict | None = None, overlays: Sequence[str] = ()) -> str:
+                    facts: dict | None = None, overlays: Sequence[str] = (),
+                    beyond: dict[str, pd.DataFrame] | None = None) -> str:
     """The published folder's README, its links relative to the folder.
 
     Parameters
@@ -361,6 +374,8 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies: dict | No
         The kernel facts of each dataset (``findings``).
     overlays : sequence of str, optional
         The config overlays some jobs ran with (``findings``).
+    beyond : dict of str to DataFrame, optional
+        The other tables' comparison frames (``findings``).
 
     Returns
     -------
@@ -384,7 +399,7 @@ def readme_document(table1: pd.DataFrame, runs: pd.DataFrame, studies: dict | No
         "",
         "## What we found",
         "",
-        *findings(table1, facts, studies, runs=runs, overlays=overlays),
+        *findings(table1, facts, studies, runs=runs, overlays=overlays, beyond=beyond),
         "",
         "## Table 1, beside the paper's",
         "",

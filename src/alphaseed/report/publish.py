@@ -135,7 +135,8 @@ def publish(groups: dict[str, list], out: str | os.PathLike, paper_path: str | o
     formats.write_text(out / "provenance.md", provenance_document(runs, summaries))
     study_frames = {study: tables.comparison(tables.load_runs(paths), paper, "table1")
                     for study, paths in (studies or {}).items()}
+    beyond = {kind: frame for kind, frame in frames.items() if kind != "table1"}
     formats.write_text(out / "README.md", readme_document(frames["table1"], runs, studies=study_frames, facts=facts,
-                                                             overlays=[path.name for path in overlays]))
+                                                             overlays=[path.name for path in overlays], beyond=beyond))
     written += [out / name for name in ("runs.csv", "paper_vs_reproduced.md", "provenance.md", "README.md")]
     return written
