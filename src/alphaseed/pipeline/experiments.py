@@ -522,6 +522,10 @@ def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6), summaries: str |
                  measured: str | Path | None = None) -> str:
     """The plan's expected time, for the dry run: the total, the wall time on ``cores``, and each job longest first.
 
+    A cold round 1 that a cold start, ATO, MIR and SIR share (``RoundJournal``) counts once in a total, and not
+    at all in the time still to run where a finished job left it in its journal; so the whole run's total is
+    the same however many of its jobs have finished.
+
     Parameters
     ----------
     config : dict
@@ -537,27 +541,31 @@ def plan_summary(config: dict, cores: tuple[int, ...] = (2, 6), summaries: str |
     Returns
     -------
     str
-        The report, one line per job after the totals.
+        The report, one line per job after the totals: a finished job at its whole minutes, one still to run
+        less a round 1 journalled for it.
     """
-    planned = sorted(((m, job) for job, m in planned_minutes(config, summaries, measured).items()),
-                     key=lambda pair: -pair[0])
-    done = {job for _, job in planned if summaries is not None and job.record_path(summaries).exists()}
+    jobs = all_jobs(config)
+    done = {job for job in jobs if summaries is not None and job.record_path(summaries).exists()}
+    whole = _planned_jobs(config, jobs, set(), measured)
+    left = _planned_jobs(config, [job for job in jobs if job not in done], first_rounds_left(jobs, summaries),
+                         measured)
 
-    def totals(minutes: list[float]) -> str:
+    def totals(planned: list[PlannedJob]) -> str:
+        minutes = _added_minutes(planned)
         if config.get("timed_jobs_alone", False):   # every timed job takes the machine: one after another
             return f"{sum(minutes) / 60:.1f} h in total, one job at a time (timed_jobs_alone) on any number of cores"
         walls = ", ".join(f"{wall_minutes(minutes, c) / 60:.1f} h on {c} cores" for c in cores)
         return f"{sum(minutes) / 60:.1f} h in total; wall {walls}"
 
-    lines = [f"  {m:7.1f} min  {job.dataset} k={job.k} {job.stem}"
-             + (f" (first {job.max_rounds} rounds)" if job.max_rounds else "") + (" done" if job in done else "")
-             for m, job in planned]
+    shown = [planned_job for planned_job in whole if planned_job.job in done] + left
+    lines = [f"  {p.minutes:7.1f} min  {p.job.dataset} k={p.job.k} {p.job.stem}"
+             + (f" (first {p.job.max_rounds} rounds)" if p.job.max_rounds else "") + (" done" if p.job in done else "")
+             for p in sorted(shown, key=lambda p: -p.minutes)]
     source = (f"as the run in {measured} took them, else alphaseed.pipeline.experiments.COSTS" if measured
               else "alphaseed.pipeline.experiments.COSTS")
-    header = [f"Expected time of the {len(planned)} cross-validation jobs (profile {config.get('profile', 'paper')}, "
-              f"1 thread each, {source}): {totals([m for m, _ in planned])}"]
+    header = [f"Expected time of the {len(jobs)} cross-validation jobs (profile {config.get('profile', 'paper')}, "
+              f"1 thread each, {source}, each cold round 1 that jobs share trained once): {totals(whole)}"]
     if done:
-        left = [m for m, job in planned if job not in done]
         header.append(f"{len(done)} done (summaries in {summaries}); {len(left)} still to run: {totals(left)}")
     return "\n".join(header + lines)
 
@@ -948,11 +956,15 @@ def sitting_jobs(config: dict, minutes: float, summaries: str | Path,
         Each job with the minutes it adds to the sitting (``choose_sitting``).
     """
     jobs = all_jobs(config)
-    left = first_rounds_left(jobs, summaries, cpu)
+    to_run = [job for job in jobs if job not in held and not job.record_path(summaries).exists()]
+    return choose_sitting(_planned_jobs(config, to_run, first_rounds_left(jobs, summaries, cpu), measured), minutes)
+
+
+def _planned_jobs(config: dict, jobs: list[Job], left: set[tuple], measured: str | Path | None) -> list[PlannedJob]:
+    """``jobs`` at their ``job_minutes``, each cold round 1 marked as shared among them unless a finished job
+    left it in its journal (``left``, from ``first_rounds_left``), in which case none of them trains it."""
     planned = []
     for job in jobs:
-        if job in held or job.record_path(summaries).exists():
-            continue
         key = (job.dataset, job.k, job.kernel_mode)
         own = job_minutes(config, job, shared=key in left, measured=measured)
         if job.method in COLD_FIRST_ROUND and key not in left:
@@ -960,4 +972,16 @@ def sitting_jobs(config: dict, minutes: float, summaries: str | Path,
             planned.append(PlannedJob(own, (job.dataset, job.k), job, first_round, key))
         else:
             planned.append(PlannedJob(own, (job.dataset, job.k), job))
-    return choose_sitting(planned, minutes)
+    return planned
+
+
+def _added_minutes(planned: list[PlannedJob]) -> list[float]:
+    """Each job's minutes with a shared cold round 1 counted on one of its sharers only, the one whose estimate
+    of it is longest: they add up to ``_sitting_minutes``."""
+    trained: set[tuple] = set()
+    added = []
+    for planned_job in sorted(planned, key=lambda planned_job: -planned_job.first_round):
+        added.append(planned_job.minutes - (planned_job.first_round if planned_job.shares in trained else 0.0))
+        if planned_job.shares is not None:
+            trained.add(planned_job.shares)
+    return added
