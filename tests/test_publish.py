@@ -173,15 +173,19 @@ def test_the_readme_opens_with_the_findings_each_with_its_figures():
 
 def test_the_findings_name_every_figure_that_rests_on_least():
     """Catches findings that hide a stand-in, an estimate from one round, an estimate wider than the target,
-    a ratio of two CPUs or an overlay; that name a sound estimate among them; or that print the line when
-    nothing is thin."""
+    a ratio of two CPUs or of two sittings on one CPU, or an overlay; that name a sound estimate among them, or
+    a group of two CPUs among those of two sittings; or that print the line when nothing is thin."""
     frame = pd.DataFrame([dict(dataset="adult", k="10", method="libsvm", label="libsvm", kernel_mode=None,
                                seconds_total=10.0, iterations=5, paper_iterations=5, paper_seconds_total=20.0)])
     runs = pd.DataFrame({
-        "dataset": ["adult", "adult", "mnist", "webdata"], "k": ["10", "10", "10", "loo"],
-        "label": ["libsvm", "cold", "cold", "mir"], "cpu": ["Xeon", "EPYC", "Xeon", "Xeon"],
-        "estimated": [True, False, True, True], "interval": [0.04, None, None, 0.6],
-        "stands_in_for_libsvm": [False, False, True, False]})
+        "dataset": ["adult", "adult", "mnist", "webdata", "webdata"], "k": ["10", "10", "10", "loo", "loo"],
+        "label": ["libsvm", "cold", "cold", "mir", "libsvm"], "cpu": ["Xeon", "EPYC", "Xeon", "Xeon", "Xeon"],
+        "estimated": [True, False, True, True, False], "interval": [0.04, None, None, 0.6, None],
+        "stands_in_for_libsvm": [False, False, True, False, False],
+        "started_utc": ["2026-01-01T10:00:00+00:00", "2026-01-02T10:00:00+00:00", "2026-01-01T11:00:00+00:00",
+                        "2026-01-01T12:00:00+00:00", "2026-01-02T11:00:00+00:00"],
+        "finished_utc": ["2026-01-01T11:00:00+00:00", "2026-01-02T11:00:00+00:00", "2026-01-01T12:00:00+00:00",
+                         "2026-01-01T13:00:00+00:00", "2026-01-02T12:00:00+00:00"]})
     line = documents.findings(frame, runs=runs, overlays=["six-rounds.yaml"])[-1]
     assert line.startswith("- **Where the figures rest on least**")
     assert "LibSVM did not run on mnist" in line
@@ -189,8 +193,9 @@ def test_the_findings_name_every_figure_that_rests_on_least():
     assert "wider than ±20 % of their seconds: webdata mir (k = loo) ±60 %;" in line
     assert "adult libsvm" not in line
     assert "the ratios of adult (k = 10) pair runs of two CPUs" in line
+    assert "the ratios of webdata (k = loo) pair runs of two sittings" in line
     assert "config overlay: six-rounds.yaml" in line and "(paper_vs_reproduced.md#machines)" in line
-    sound = runs.iloc[[0]].assign(cpu="Xeon")
+    sound = runs.iloc[[0, 3]].assign(cpu="Xeon", estimated=False)
     assert not any("rest on least" in line for line in documents.findings(frame, runs=sound))
 
 
@@ -493,12 +498,31 @@ def test_a_config_overlay_is_listed_with_the_reason_its_header_gives(tmp_path):
 def test_a_run_moved_between_machines_names_the_ratios_that_mix_cpus():
     """Catches a published run that spans two CPUs without saying which runs ran where, or that calls a ratio
     sound when its two runs (one dataset, one k) ran on different CPUs."""
+    one_sitting = ["2026-01-01T10:00:00+00:00"] * 4
     runs = tables.pd.DataFrame({"dataset": ["adult", "adult", "mnist", "mnist"], "k": ["10", "10", "3", "10"],
-                                "cpu": ["Xeon", "EPYC", "EPYC", "Xeon"]})
+                                "cpu": ["Xeon", "EPYC", "EPYC", "Xeon"], "started_utc": one_sitting,
+                                "finished_utc": ["2026-01-01T11:00:00+00:00"] * 4})
     section = "\n".join(deviations.machines_section(runs))
     assert "mix CPUs, so read their ratios with care: adult (k = 10)." in section
-    assert "| EPYC " in section and "mnist k = 3" in section
+    assert "| EPYC " in section and "mnist k = 3" in section and "sittings" not in section
     assert deviations.machines_section(runs.assign(cpu="Xeon")) == []
+
+
+def test_the_ratios_of_a_group_run_in_two_sittings_are_named():
+    """Catches a published run whose groups (one dataset, one k) ran in two sittings of one CPU, the machine's
+    speed changed in between, without a word on their ratios; a pause under the sitting gap splitting a
+    sitting; and runs out of time order numbered in the order of the rows."""
+    runs = tables.pd.DataFrame({
+        "dataset": ["webdata", "adult", "webdata", "adult"], "k": ["loo", "10", "loo", "10"], "cpu": ["EPYC"] * 4,
+        "started_utc": ["2026-01-02T09:00:00+00:00", "2026-01-01T10:00:00+00:00", "2026-01-01T10:45:00+00:00",
+                        "2026-01-01T11:10:00+00:00"],
+        "finished_utc": ["2026-01-02T10:00:00+00:00", "2026-01-01T10:40:00+00:00", "2026-01-01T11:00:00+00:00",
+                         "2026-01-01T11:20:00+00:00"]})
+    assert published_runs.sitting_numbers(runs).tolist() == [1, 0, 0, 0]
+    assert published_runs.mixed_sitting_groups(runs) == ["webdata (k = loo)"]
+    section = "\n".join(deviations.machines_section(runs))
+    assert "read their ratios with care too: webdata (k = loo)." in section and "mix CPUs" not in section
+    assert deviations.machines_section(runs.iloc[1:]) == []
 
 
 def test_compare_finds_a_rerun_that_moved_in_any_round_and_ignores_timings_and_the_resolved_mode(runs, tmp_path):

@@ -14,7 +14,7 @@ import pandas as pd
 from ..pipeline.experiments import TABLE1_K
 from . import formats
 from .documents import SEEDED_COUNTS_MEASURED, markdown_table
-from .runs import FIRST_SEEDED_ROUND, mean_of, mixed_cpu_groups
+from .runs import FIRST_SEEDED_ROUND, mean_of, mixed_cpu_groups, mixed_sitting_groups
 
 # An iteration count differs from the paper's when the two ratios to LibSVM differ by more than this.
 ITERATION_TOLERANCE = 0.10
@@ -319,10 +319,10 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
 
 
 def machines_section(runs: pd.DataFrame) -> list[str]:
-    """Which CPU ran which runs, when the run moved between machines.
+    """Which CPU ran which runs, when the run moved between machines, and which ratios pair two sittings.
 
-    A ratio is only sound between two runs of one CPU, and every ratio in the tables pairs runs of one dataset
-    and one k. No lines when every run had one CPU.
+    A ratio is only sound between two runs of one CPU, and of one machine's speed, and every ratio in the tables
+    pairs runs of one dataset and one k. No lines when every run had one CPU and every such pair one sitting.
 
     Parameters
     ----------
@@ -330,19 +330,28 @@ def machines_section(runs: pd.DataFrame) -> list[str]:
         One row per run (``runs.runs_frame``).
     """
     cpus = runs["cpu"].fillna("unknown CPU")
-    if cpus.nunique() < 2:
+    mixed = mixed_cpu_groups(runs) if cpus.nunique() > 1 else []
+    over_sittings = [group for group in mixed_sitting_groups(runs) if group not in mixed]
+    if cpus.nunique() < 2 and not over_sittings:
         return []
-    mixed = mixed_cpu_groups(runs)
+    lines = []
+    if cpus.nunique() > 1:
+        lines.append(
+            "The run moved between machines, each sitting on the one it was given. Every ratio in the tables "
+            "(libsvm/method, cold/method, method/SIR) pairs runs of one dataset at one k; "
+            + (f"these mix CPUs, so read their ratios with care: {', '.join(mixed)}." if mixed else
+               "no such pair mixes CPUs, so the ratios hold, while absolute seconds of different CPUs do not "
+               "compare."))
+    if over_sittings:
+        lines.append(
+            "A virtual machine's speed can change between sittings, on one CPU model too (its host's other "
+            "tenants), and these groups' runs come from more than one sitting (provenance.md lists them), so "
+            f"read their ratios with care too: {', '.join(over_sittings)}.")
     rows = [{"CPU": cpu, "runs": f"{len(group)}",
              "datasets and k": "; ".join(f"{dataset} k = {', '.join(sorted(ks['k'].unique(), key=formats.k_order))}"
                                          for dataset, ks in group.groupby("dataset"))}
             for cpu, group in runs.assign(cpu=cpus).groupby("cpu")]
-    return _section("Machines", [
-        "The run moved between machines, each sitting on the one it was given. Every ratio in the tables "
-        "(libsvm/method, cold/method, method/SIR) pairs runs of one dataset at one k; "
-        + (f"these mix CPUs, so read their ratios with care: {', '.join(mixed)}." if mixed else
-           "no such pair mixes CPUs, so the ratios hold, while absolute seconds of different CPUs do not compare."),
-    ], pd.DataFrame(rows))
+    return _section("Machines", lines, pd.DataFrame(rows))
 
 
 def estimates_section(runs: pd.DataFrame) -> list[str]:

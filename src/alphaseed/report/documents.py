@@ -9,10 +9,7 @@ import pandas as pd
 from ..cv import PAPER_KERNEL_MODE
 from ..pipeline.provenance import SHARED_MACHINE_CORES
 from . import formats, tables
-from .runs import mixed_cpu_groups
-
-# A pause between jobs longer than this separates two sittings of the run (provenance.md).
-SITTING_GAP = pd.Timedelta(minutes=30)
+from .runs import SITTING_GAP, mixed_cpu_groups, mixed_sitting_groups, sitting_numbers
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
@@ -34,8 +31,8 @@ def markdown_table(frame: pd.DataFrame) -> str:
 def sittings(runs: pd.DataFrame) -> pd.DataFrame:
     """The stretches of time in which the jobs ran.
 
-    A pause longer than SITTING_GAP between one job's end and the next one's start (the machine given back, the
-    run resumed elsewhere) starts a new sitting.
+    The sittings of ``runs.sitting_numbers``: a pause longer than SITTING_GAP between one job's end and the next
+    one's start (the machine given back, the run resumed elsewhere) starts a new one.
 
     Parameters
     ----------
@@ -47,15 +44,10 @@ def sittings(runs: pd.DataFrame) -> pd.DataFrame:
     DataFrame
         One row per sitting: ``start``, ``end``, ``jobs`` and ``elapsed_seconds``.
     """
-    spans = runs.dropna(subset=["started_utc", "finished_utc"])
-    spans = pd.DataFrame({"start": pd.to_datetime(spans["started_utc"]), "end": pd.to_datetime(spans["finished_utc"])})
-    rows = []
-    for start, end in spans.sort_values("start").itertuples(index=False):
-        if rows and start <= rows[-1]["end"] + SITTING_GAP:
-            rows[-1]["end"] = max(rows[-1]["end"], end)
-            rows[-1]["jobs"] += 1
-        else:
-            rows.append({"start": start, "end": end, "jobs": 1})
+    spans = pd.DataFrame({"sitting": sitting_numbers(runs), "start": pd.to_datetime(runs["started_utc"]),
+                          "end": pd.to_datetime(runs["finished_utc"])}).dropna(subset=["sitting"])
+    rows = [{"start": group["start"].min(), "end": group["end"].max(), "jobs": len(group)}
+            for _, group in spans.groupby("sitting")]
     frame = pd.DataFrame(rows, columns=["start", "end", "jobs"])
     frame["elapsed_seconds"] = (frame["end"] - frame["start"]).dt.total_seconds()
     return frame
@@ -274,11 +266,12 @@ def _not_run_in_the_papers_setting(frames: list[pd.DataFrame]) -> list[str]:
 
 def _thin_finding(runs: pd.DataFrame | None, overlays: Sequence[str]) -> list[str]:
     """The line on the figures that rest on least: LibSVM's stand-ins, estimates from one round (no interval)
-    or with an interval wider than the leave-one-out runs aim for, ratios pairing two CPUs, and jobs run
+    or with an interval wider than the leave-one-out runs aim for, ratios pairing two CPUs or two sittings, and jobs run
     under a config overlay, each with the section of ``paper_vs_reproduced.md`` that details it. No line
     when there is none."""
     if runs is None:
-        runs = pd.DataFrame(columns=["dataset", "k", "label", "cpu", "estimated", "interval", "stands_in_for_libsvm"])
+        runs = pd.DataFrame(columns=["dataset", "k", "label", "cpu", "estimated", "interval", "stands_in_for_libsvm",
+                                     "started_utc", "finished_utc"])
 
     def named(frame: pd.DataFrame, interval: bool = False) -> str:
         return ", ".join(f"{row['dataset']} {row['label']} (k = {row['k']})"
@@ -289,6 +282,7 @@ def _thin_finding(runs: pd.DataFrame | None, overlays: Sequence[str]) -> list[st
     stand_ins = runs[runs["stands_in_for_libsvm"].fillna(False).astype(bool)]
     one_round, wide = estimated[estimated["interval"].isna()], estimated[estimated["interval"] > TARGET_INTERVAL]
     mixed = mixed_cpu_groups(runs) if runs["cpu"].nunique() > 1 else []
+    over_sittings = [group for group in mixed_sitting_groups(runs) if group not in mixed]
     parts = []  # (what rests on least, the THIN_SECTIONS link that details it)
     if len(stand_ins):
         parts.append((f"LibSVM did not run on {', '.join(dict.fromkeys(stand_ins['dataset']))}, where our cold start "
@@ -302,6 +296,9 @@ def _thin_finding(runs: pd.DataFrame | None, overlays: Sequence[str]) -> list[st
                       f"seconds: {named(wide, interval=True)}", "leave-one-out estimates"))
     if mixed:
         parts.append((f"the ratios of {', '.join(mixed)} pair runs of two CPUs", "machines"))
+    if over_sittings:
+        parts.append((f"the ratios of {', '.join(over_sittings)} pair runs of two sittings, between which the "
+                      "machine's speed can change", "machines"))
     if overlays:
         parts.append((f"ran under a config overlay: {', '.join(overlays)}", "overlays"))
     if not parts:

@@ -22,6 +22,9 @@ from . import formats, tables
 # ATO, MIR and SIR start cold in round 1; AVG and TOP seed every round from the full model.
 FIRST_SEEDED_ROUND = {"ato": 2, "mir": 2, "sir": 2, "avg": 1, "top": 1}
 
+# A pause between jobs longer than this separates two sittings of the run (provenance.md).
+SITTING_GAP = pd.Timedelta(minutes=30)
+
 
 class PublishError(AlphaseedError, ValueError):
     """The folder to publish from is missing, empty or holds a file that is not a run."""
@@ -254,6 +257,48 @@ def compare_with_published(published: str | os.PathLike, rerun: str | os.PathLik
             "first differences": ", ".join(differences),
         })
     return pd.DataFrame(rows)
+
+
+def sitting_numbers(runs: pd.DataFrame) -> pd.Series:
+    """The sitting each run ran in, numbered from 0 in time order.
+
+    A pause longer than SITTING_GAP between the end of every job before and the next one's start (the machine
+    given back, the run resumed on another or the same one later) starts a new sitting.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run (``runs.runs_frame``).
+
+    Returns
+    -------
+    Series
+        The sitting's number by the index of ``runs``; missing for runs without both times.
+    """
+    spans = runs.dropna(subset=["started_utc", "finished_utc"])
+    starts, ends = pd.to_datetime(spans["started_utc"]), pd.to_datetime(spans["finished_utc"])
+    numbers = pd.Series(pd.NA, index=runs.index, dtype="Int64")
+    sitting, last_end = -1, None
+    for index in starts.sort_values(kind="stable").index:
+        if last_end is None or starts[index] > last_end + SITTING_GAP:
+            sitting, last_end = sitting + 1, ends[index]
+        last_end = max(last_end, ends[index])
+        numbers[index] = sitting
+    return numbers
+
+
+def mixed_sitting_groups(runs: pd.DataFrame) -> list[str]:
+    """The (dataset, k) groups whose runs come from more than one sitting, as "adult (k = 10)": the machine's
+    speed may differ between sittings (a virtual machine's from day to day), and every ratio in the tables
+    pairs two runs of one group.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run (``runs.runs_frame``).
+    """
+    groups = runs.assign(sitting=sitting_numbers(runs)).groupby(["dataset", "k"])["sitting"].nunique()
+    return [f"{dataset} (k = {k})" for (dataset, k), count in groups.items() if count > 1]
 
 
 def mixed_cpu_groups(runs: pd.DataFrame) -> list[str]:
