@@ -331,7 +331,7 @@ def machines_section(runs: pd.DataFrame) -> list[str]:
     """
     cpus = runs["cpu"].fillna("unknown CPU")
     mixed = mixed_cpu_groups(runs) if cpus.nunique() > 1 else []
-    over_sittings = [group for group in mixed_sitting_groups(runs) if group not in mixed]
+    over_sittings = mixed_sitting_groups(runs)
     if cpus.nunique() < 2 and not over_sittings:
         return []
     lines = []

@@ -282,7 +282,7 @@ def _thin_finding(runs: pd.DataFrame | None, overlays: Sequence[str]) -> list[st
     stand_ins = runs[runs["stands_in_for_libsvm"].fillna(False).astype(bool)]
     one_round, wide = estimated[estimated["interval"].isna()], estimated[estimated["interval"] > TARGET_INTERVAL]
     mixed = mixed_cpu_groups(runs) if runs["cpu"].nunique() > 1 else []
-    over_sittings = [group for group in mixed_sitting_groups(runs) if group not in mixed]
+    over_sittings = mixed_sitting_groups(runs)
     parts = []  # (what rests on least, the THIN_SECTIONS link that details it)
     if len(stand_ins):
         parts.append((f"LibSVM did not run on {', '.join(dict.fromkeys(stand_ins['dataset']))}, where our cold start "

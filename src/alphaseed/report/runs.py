@@ -280,25 +280,28 @@ def sitting_numbers(runs: pd.DataFrame) -> pd.Series:
     numbers = pd.Series(pd.NA, index=runs.index, dtype="Int64")
     sitting, last_end = -1, None
     for index in starts.sort_values(kind="stable").index:
-        if last_end is None or starts[index] > last_end + SITTING_GAP:
+        if last_end is not None and starts[index] <= last_end + SITTING_GAP:
+            last_end = max(last_end, ends[index])
+        else:
             sitting, last_end = sitting + 1, ends[index]
-        last_end = max(last_end, ends[index])
         numbers[index] = sitting
     return numbers
 
 
 def mixed_sitting_groups(runs: pd.DataFrame) -> list[str]:
-    """The (dataset, k) groups whose runs come from more than one sitting, as "adult (k = 10)": the machine's
-    speed may differ between sittings (a virtual machine's from day to day), and every ratio in the tables
-    pairs two runs of one group.
+    """The (dataset, k) groups of one CPU whose runs come from more than one sitting, as "adult (k = 10)": the
+    machine's speed may differ between sittings (a virtual machine's from day to day), and every ratio in the
+    tables pairs two runs of one group. Groups of two CPUs are ``mixed_cpu_groups``'.
 
     Parameters
     ----------
     runs : DataFrame
         One row per run (``runs.runs_frame``).
     """
-    groups = runs.assign(sitting=sitting_numbers(runs)).groupby(["dataset", "k"])["sitting"].nunique()
-    return [f"{dataset} (k = {k})" for (dataset, k), count in groups.items() if count > 1]
+    groups = runs.assign(sitting=sitting_numbers(runs), cpu=runs["cpu"].fillna("unknown CPU")).groupby(
+        ["dataset", "k"])[["sitting", "cpu"]].nunique()
+    return [f"{dataset} (k = {k})" for (dataset, k), counts in groups.iterrows()
+            if counts["sitting"] > 1 and counts["cpu"] == 1]
 
 
 def mixed_cpu_groups(runs: pd.DataFrame) -> list[str]:
