@@ -620,3 +620,21 @@ def test_the_published_folders_links_into_the_docs_reach_a_heading():
         page, anchor = link.removeprefix("../").split("#")
         headings = re.findall(r"^#+ (.+)$", (REPO_ROOT / page).read_text(), flags=re.MULTILINE)
         assert anchor in {_github_anchor(h) for h in headings}, link
+
+
+def test_the_guide_sums_up_the_published_folder_as_it_stands():
+    """Catches the user guide's account of `reproduction/` (runs, hours, finishing day, estimates) left
+    behind when the folder is republished with rerun jobs: the guide said 17.14 h elapsed, finished
+    2026-12-05, after the folder had moved to 17.55 h, finished 2026-12-06."""
+    from conftest import REPO_ROOT
+
+    guide = " ".join((REPO_ROOT / "docs/user_guide/reproducing.md").read_text().split())
+    published = (REPO_ROOT / "reproduction/README.md").read_text()
+    said = re.search(r"holds the full-size run: (\d+) runs of the paper's tables.*? took ([\d.]+) h of job wall "
+                     r"time in ([\d.]+) h elapsed, over sittings that finished (\S+)\. (\d+) of them are estimated",
+                     guide)
+    made = re.search(r"(\d+) runs at full size.*? ([\d.]+) h of job wall time in ([\d.]+) h elapsed, finished "
+                     r"(\d{4}-\d\d-\d\d)", published)
+    assert said and made
+    runs = pd.read_csv(REPO_ROOT / "reproduction/runs.csv")
+    assert said.groups() == (*made.groups(), str(int(runs["estimated"].sum())))
