@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -652,3 +653,25 @@ def test_dry_run_prints_the_plans_expected_time():
     assert result.returncode == 0, result.stderr
     assert "Expected time of the" in result.stderr and "h in total" in result.stderr
 
+
+
+def test_the_guide_states_the_published_runs_plan(tmp_path):
+    """Catches the guide's time budget left behind when ``reproduction/runs`` is republished: it said 14.5 and
+    21.3 hours after rerun groups had moved the plan to 13.6 and 20.4."""
+    published = REPO / "reproduction" / "runs"
+    config = load_config(REPO / "config.yaml")
+    guide = " ".join((REPO / "docs" / "user_guide" / "reproducing.md").read_text().split())
+    shared = re.search(r"one thread each: ([\d.]+) hours† of job time", guide)
+    own = re.search(r"each job planned with its own round 1 would make ([\d.]+) hours†", guide)
+    assert shared and own
+    assert f" {shared[1]} h in total" in plan_summary(config, summaries=tmp_path, measured=published).splitlines()[0]
+    assert own[1] == f"{sum(planned_minutes(config, tmp_path, published).values()) / 60:.1f}"
+
+
+def test_the_guide_counts_the_published_overlays():
+    """Catches an overlay added to ``reproduction/configs`` that the guide's list neither counts nor names."""
+    guide = " ".join((REPO / "docs" / "user_guide" / "reproducing.md").read_text().split())
+    overlays = sorted(path.name for path in (REPO / "reproduction" / "configs").glob("*.yaml"))
+    words = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
+    assert f"the {words[len(overlays)]} overlays on the tag's" in guide
+    assert all(f"`{name}`:" in guide for name in overlays)
