@@ -14,7 +14,7 @@ from scipy import stats
 
 from alphaseed import cross_validate
 from alphaseed.cv import RoundRecord, RoundSeconds
-from alphaseed.cv.estimate import settled
+from alphaseed.cv.estimate import double_sampled, extrapolate, half_width, settled
 from alphaseed.cv.cross_validation import _Outcome, _summarise
 from alphaseed.errors import ConfigError
 
@@ -260,3 +260,58 @@ def test_a_run_written_before_iterations_were_estimated_reads_as_one_written_now
     assert read_older["iterations"] == read_now["iterations"] == result.iterations
     assert read_older["iterations_measured"] == result.iterations_measured
     assert read_older["interval"] == pytest.approx(result.interval)
+
+
+def test_counted_by_one_kind_the_estimate_and_interval_are_the_plain_ones():
+    """Catches a double-sampled estimate that departs from the plain one where every round is of one kind: a
+    wrong second-phase variance (no division by n_h), a first-phase term that is not zero for one kind, or
+    degrees of freedom other than n - 1."""
+    seconds = [40.0, 3.0, 5.0, 4.5, 3.5]
+    kinds = [True] * 5
+    total, width = double_sampled(seconds, kinds, [True] * 300, 95, "sir")
+    assert total == pytest.approx(extrapolate(seconds, 95, "sir"))
+    assert width == pytest.approx(half_width(seconds, 95, "sir"))
+
+
+def test_the_kinds_are_counted_in_the_longer_runs_shares():
+    """Catches counting the rounds left at this run's own mixture (three costly rounds of five: 60 a round,
+    not 0.25 * 100 + 0.75 * 1 = 25.75), shares taken over the longer run's cold round 1, or the interval's
+    first-phase term left out (then only the two kinds' tiny spreads would count)."""
+    seconds = [500.0, 1.0, 1.0, 100.0, 100.0, 100.0]
+    kinds = [True, False, False, True, True, True]
+    first = [True] + [True] * 25 + [False] * 75          # the cold round 1, then 25 % costly
+    total, width = double_sampled(seconds, kinds, first, 94, "sir")
+    assert total == pytest.approx(sum(seconds) + 94 * (0.25 * 100.0 + 0.75 * 1.0))
+    # every spread within a kind is zero: the interval is the shares' alone, (100 - 1)^2 w (1 - w) / n'
+    t = stats.t.ppf(0.975, 99)
+    assert width == pytest.approx(t * np.sqrt(99.0 ** 2 * 0.25 * 0.75 / 100) * 94)
+
+
+def test_a_kind_this_run_never_drew_leaves_the_rounds_left_uncounted():
+    """Catches a kind of the longer run silently counted at zero (an estimate as if its rounds cost nothing),
+    and an interval claimed from a kind of one round."""
+    first = [True] + [True, False] * 50
+    assert double_sampled([500.0, 1.0, 1.0], [True, False, False], first, 97, "sir") is None
+    total, width = double_sampled([500.0, 1.0, 1.5, 90.0], [True, False, False, True], first, 96, "sir")
+    assert total == pytest.approx(592.5 + 96 * (0.5 * 90.0 + 0.5 * 1.25)) and width is None
+
+
+def test_the_interval_counted_by_kind_covers_the_mean_as_often_as_it_says():
+    """Catches an interval that ignores how far the first phase pins the shares down: with the kinds' own
+    spreads small, an interval from them alone covers the true mean in far fewer than 95 % of samples."""
+    rng = np.random.default_rng(5)
+    costly_share, rounds = 0.45, 60_000
+    population_mean = costly_share * 1200.0 + (1 - costly_share) * 2.0
+    covered = 0
+    trials = 400
+    for _ in range(trials):
+        first = np.concatenate([[True], rng.random(299) < costly_share])
+        kinds = first[:8]
+        while not (kinds[1:].sum() >= 2 and (~kinds[1:]).sum() >= 2):
+            first = np.concatenate([[True], rng.random(299) < costly_share])
+            kinds = first[:8]
+        seconds = np.where(kinds, rng.normal(1200.0, 30.0, 8), rng.normal(2.0, 0.2, 8))
+        total, width = double_sampled(seconds, kinds, first, rounds - 8, "sir")
+        mean = (total - seconds.sum()) / (rounds - 8)
+        covered += abs(mean - population_mean) <= width / (rounds - 8)
+    assert covered / trials >= 0.9

@@ -9,7 +9,7 @@ their interval), ``journal`` (finished rounds on disk, to resume), ``results`` (
 """
 
 from .cross_validation import COLD, LIBSVM, ProgressCallback, chain_layout, cross_validate
-from .estimate import extrapolate, interval_share
+from .estimate import double_sampled, extrapolate, interval_share, like_rounds
 from .journal import RoundJournal
 from .folds import (
     CUSTOM,
@@ -27,7 +27,7 @@ from .rounds import Round, RoundSeconds, run_round
 
 __all__ = [
     "cross_validate", "CVResult", "RoundRecord", "RoundSeconds", "Round", "run_round", "chain_layout",
-    "utc_now", "RoundJournal", "extrapolate", "interval_share", "COLD", "LIBSVM", "PAPER_KERNEL_MODE",
+    "utc_now", "RoundJournal", "double_sampled", "extrapolate", "interval_share", "like_rounds", "COLD", "LIBSVM", "PAPER_KERNEL_MODE",
     "CUSTOM", "LEAVE_ONE_OUT", "KFoldRounds", "custom_rounds", "folds_sha256", "resolve_k",
     "stratified_folds", "stratified_subsample", "trained_on",
 ]

@@ -288,10 +288,11 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
         One row per run (``runs.runs_frame``).
     """
     sv_share = table1_baselines(runs)["sv_share"]
-    rows = []
-    for run in summaries:
+    rows, estimated = [], []
+    for run, (_, figures) in zip(summaries, runs.iterrows()):
         if formats.k_key(run["k"]) != "loo" or not run["summary"]["estimated"]:
             continue
+        estimated.append(figures)
         first = FIRST_SEEDED_ROUND.get(run["method"], np.inf)
         seeded = [r for r in run["rounds"] if r["round"] >= first]
         measured = seeded or run["rounds"]
@@ -306,15 +307,15 @@ def loo_estimates_section(summaries: list[dict], runs: pd.DataFrame) -> list[str
                 f"-{formats.format_count(max(iterations))}"),
             "rounds at 0 iterations": f"{iterations.count(0)} of {len(iterations)}",
             "s per round (mean)": formats.format_seconds(mean_of([sum(r["seconds"].values()) for r in measured])),
-            "estimated total s": formats.format_seconds_scientific(run["summary"]["seconds"]["total"]),
-            "interval, iterations": formats.interval_text(run["summary"].get("interval_iterations")),
-            "interval, seconds": formats.interval_text(run["summary"].get("interval")),
+            "estimated total s": formats.format_seconds_scientific(figures["seconds_total"]),
+            "interval, iterations": formats.interval_text(figures["interval_iterations"]),
+            "interval, seconds": formats.interval_text(figures["interval"]),
             "SVs / training set (k = 10)": _percent(sv_share.get(run["dataset"])),
         })
     if not rows:
         return []
     return _section("Leave-one-out estimates: what they rest on", [
-        LOO_ESTIMATES_NOTE,
+        LOO_ESTIMATES_NOTE, *formats.kinds_note(pd.DataFrame(estimated)),
     ], pd.DataFrame(rows))
 
 

@@ -42,6 +42,16 @@ COUNTS_NOTE = (
     "its first rounds they are taken from the complete run of the same method in a fast kernel mode (LibSVM's from "
     "the complete cold run, which reproduces LibSVM's iterations step for step): {runs}."
 )
+KINDS_NOTE = (
+    "Counted by kind: a seeded leave-one-out round that took no iteration carried its gradient over from the round "
+    "before in seconds, and one that took some started it afresh from every support vector, for minutes in the "
+    "paper's setting, so a few rounds say little of how often each kind comes. For {runs}, each kind of round not "
+    "run is counted at the mean of this run's rounds of that kind, in the share the longer run named beside it "
+    "drew of them (the same rounds in the same order, taking the same iterations in every kernel mode): double "
+    "sampling for stratification (Cochran, Sampling Techniques, section 12.2), the seconds and the iterations "
+    "alike. The 95 % interval adds to the spread of each kind's rounds what the longer run leaves open of the "
+    "shares (Student's t, Satterthwaite's degrees of freedom)."
+)
 CAP_NOTE = (
     f"{CAP_HIT} at least one round stopped at the solver's iteration cap (not converged); a ratio carries "
     f"{CAP_HIT} when either of its runs did."
@@ -109,6 +119,14 @@ def estimate_note(frame: pd.DataFrame) -> str:
     return " ".join(note)
 
 
+def _naming_runs(frame: pd.DataFrame, source: str, note: str, how: str) -> list[str]:
+    """``note`` naming each run whose ``source`` column names another run, as "<run> on <dataset> (k = <k>)"
+    then ``how`` and that run; no note where none does."""
+    named = frame[frame[source].notna()]
+    runs = (f"{row['label']} on {row['dataset']} (k = {row['k']}){how}{row[source]}" for _, row in named.iterrows())
+    return [note.format(runs="; ".join(dict.fromkeys(runs)))] if len(named) else []
+
+
 def counts_note(frame: pd.DataFrame) -> list[str]:
     """The note naming the estimated runs whose iterations and accuracy come from a complete run (none: no note).
 
@@ -117,11 +135,18 @@ def counts_note(frame: pd.DataFrame) -> list[str]:
     frame : DataFrame
         A comparison frame; ``counts_from`` (``tables.complete_counts``) names the complete run.
     """
-    taken = frame[frame["counts_from"].notna()]
-    if not len(taken):
-        return []
-    runs = (f"{row['label']} on {row['dataset']} (k = {row['k']}) from {row['counts_from']}" for _, row in taken.iterrows())
-    return [COUNTS_NOTE.format(runs="; ".join(dict.fromkeys(runs)))]
+    return _naming_runs(frame, "counts_from", COUNTS_NOTE, " from ")
+
+
+def kinds_note(frame: pd.DataFrame) -> list[str]:
+    """The note naming the estimated runs whose rounds left are counted by kind (none: no note).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A comparison frame; ``kinds_from`` (``tables.estimated_by_kind``) names the longer run.
+    """
+    return _naming_runs(frame, "kinds_from", KINDS_NOTE, ", the shares from ")
 
 
 def table_notes(frame: pd.DataFrame, cpu: str) -> list[str]:
@@ -134,8 +159,8 @@ def table_notes(frame: pd.DataFrame, cpu: str) -> list[str]:
     cpu : str
         This run's CPU(s), named beside the paper's machine.
     """
-    return [MACHINE_NOTE.format(cpu=cpu), estimate_note(frame), *counts_note(frame), *stand_in_note(frame),
-            *shared_note(frame), *two_cpus_note(frame), CAP_NOTE, CARRY_NOTE]
+    return [MACHINE_NOTE.format(cpu=cpu), estimate_note(frame), *kinds_note(frame), *counts_note(frame),
+            *stand_in_note(frame), *shared_note(frame), *two_cpus_note(frame), CAP_NOTE, CARRY_NOTE]
 
 
 def shared_note(frame: pd.DataFrame) -> list[str]:

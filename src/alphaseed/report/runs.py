@@ -162,6 +162,7 @@ def runs_frame(runs: list[dict]) -> pd.DataFrame:
         seeded = [r for r in run["rounds"] if r["round"] >= FIRST_SEEDED_ROUND.get(run["method"], np.inf)]
         rows.append({
             **tables.record_row(run),
+            **tables.estimated_by_kind(run, runs),
             "wall_seconds": run["job"]["wall_seconds"],
             "seconds_gradient_init_seeded": sum(r["seconds"]["gradient_init"] for r in seeded),
             "seconds_rounds_seeded": sum(sum(r["seconds"].values()) for r in seeded),
