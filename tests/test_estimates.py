@@ -275,43 +275,69 @@ def test_counted_by_one_kind_the_estimate_and_interval_are_the_plain_ones():
 
 def test_the_kinds_are_counted_in_the_longer_runs_shares():
     """Catches counting the rounds left at this run's own mixture (three costly rounds of five: 60 a round,
-    not 0.25 * 100 + 0.75 * 1 = 25.75), shares taken over the longer run's cold round 1, or the interval's
-    first-phase term left out (then only the two kinds' tiny spreads would count)."""
+    not 0.25 * 100 + 0.75 * 1 = 25.75), shares taken over the longer run's cold round 1, the interval's
+    first-phase term left out (then only the two kinds' zero spreads would count) or divided by n', not n' - 1."""
     seconds = [500.0, 1.0, 1.0, 100.0, 100.0, 100.0]
     kinds = [True, False, False, True, True, True]
-    first = [True] + [True] * 25 + [False] * 75          # the cold round 1, then 25 % costly
+    # then 25 % costly over the 100 alike rounds, each costly one alone, so that neighbours are unalike
+    first = kinds + [False, False, False, True] * 22 + [False] * 7
+    indicator = np.asarray(first[1:], dtype=float)
+    assert np.corrcoef(indicator[1:], indicator[:-1])[0, 1] < 0
     total, width = double_sampled(seconds, kinds, first, 94, "sir")
     assert total == pytest.approx(sum(seconds) + 94 * (0.25 * 100.0 + 0.75 * 1.0))
-    # every spread within a kind is zero: the interval is the shares' alone, (100 - 1)^2 w (1 - w) / n'
     t = stats.t.ppf(0.975, 99)
-    assert width == pytest.approx(t * np.sqrt(99.0 ** 2 * 0.25 * 0.75 / 100) * 94)
+    assert width == pytest.approx(t * np.sqrt(99.0 ** 2 * 0.25 * 0.75 / 99) * 94)
+
+
+def test_neighbouring_rounds_of_one_kind_widen_the_interval():
+    """Catches an interval that takes the first phase's rounds as independent where their kinds come in runs
+    (a leave-one-out round's kind may follow from the instance the round before left out): the same shares
+    in blocks of ten carry less news of the share than one run of them alternating."""
+    kinds = [True, False, True, True, False, False]
+    seconds = [500.0, 1.0, 100.0, 101.0, 1.2, 0.9]
+    blocks = kinds + ([True] * 10 + [False] * 10) * 10
+    mixed = kinds + [True, False] * 100
+    _, narrow = double_sampled(seconds, kinds, mixed, 300, "sir")
+    _, wide = double_sampled(seconds, kinds, blocks, 300, "sir")
+    assert wide > 1.5 * narrow
 
 
 def test_a_kind_this_run_never_drew_leaves_the_rounds_left_uncounted():
     """Catches a kind of the longer run silently counted at zero (an estimate as if its rounds cost nothing),
-    and an interval claimed from a kind of one round."""
-    first = [True] + [True, False] * 50
+    an interval claimed from a kind of one round here or of fewer than five in the longer run, and a longer
+    run that is not of the same rounds accepted."""
+    first = [True, False, False, True] + [True, False] * 48
     assert double_sampled([500.0, 1.0, 1.0], [True, False, False], first, 97, "sir") is None
     total, width = double_sampled([500.0, 1.0, 1.5, 90.0], [True, False, False, True], first, 96, "sir")
-    assert total == pytest.approx(592.5 + 96 * (0.5 * 90.0 + 0.5 * 1.25)) and width is None
+    assert total == pytest.approx(592.5 + 96 * (49 / 99 * 90.0 + 50 / 99 * 1.25)) and width is None
+    rare = [True, False, False, True, True] + [False] * 95     # three costly rounds in the longer run
+    assert double_sampled([500.0, 1.0, 1.5, 90.0, 91.0], rare[:5], rare, 95, "sir")[1] is None
+    with pytest.raises(ValueError, match="begin with this run's rounds"):
+        double_sampled([500.0, 1.0, 1.5], [True, False, True], first, 97, "sir")
 
 
-def test_the_interval_counted_by_kind_covers_the_mean_as_often_as_it_says():
-    """Catches an interval that ignores how far the first phase pins the shares down: with the kinds' own
-    spreads small, an interval from them alone covers the true mean in far fewer than 95 % of samples."""
+@pytest.mark.parametrize("dependent", [False, True])
+def test_the_interval_counted_by_kind_covers_the_mean_as_often_as_it_says(dependent):
+    """Catches an interval that ignores how far the first phase pins the shares down (with the kinds' own
+    spreads small, an interval from them alone covers the true mean in about half the samples), or that takes
+    rounds whose kind follows from their neighbour's (a round is costly where the instance it leaves out and the
+    one it puts back differ in class) as independent."""
     rng = np.random.default_rng(5)
-    costly_share, rounds = 0.45, 60_000
+    costly_share = 0.18 if dependent else 0.45
     population_mean = costly_share * 1200.0 + (1 - costly_share) * 2.0
-    covered = 0
-    trials = 400
-    for _ in range(trials):
-        first = np.concatenate([[True], rng.random(299) < costly_share])
-        kinds = first[:8]
-        while not (kinds[1:].sum() >= 2 and (~kinds[1:]).sum() >= 2):
+    covered, trials, seen = 0, 400, 16
+    while trials:
+        if dependent:      # classes of share 0.1: neighbours differ with probability 2 * 0.1 * 0.9
+            classes = rng.random(301) < 0.1
+            first = np.concatenate([[True], classes[1:-1] != classes[2:]])
+        else:
             first = np.concatenate([[True], rng.random(299) < costly_share])
-            kinds = first[:8]
-        seconds = np.where(kinds, rng.normal(1200.0, 30.0, 8), rng.normal(2.0, 0.2, 8))
-        total, width = double_sampled(seconds, kinds, first, rounds - 8, "sir")
-        mean = (total - seconds.sum()) / (rounds - 8)
-        covered += abs(mean - population_mean) <= width / (rounds - 8)
-    assert covered / trials >= 0.9
+        kinds = first[:seen]
+        if kinds[1:].sum() < 2 or (~kinds[1:]).sum() < 2:
+            continue
+        trials -= 1
+        seconds = np.where(kinds, rng.normal(1200.0, 30.0, seen), rng.normal(2.0, 0.2, seen))
+        total, width = double_sampled(seconds, kinds, first, 60_000 - seen, "sir")
+        mean = (total - seconds.sum()) / (60_000 - seen)
+        covered += abs(mean - population_mean) <= width / (60_000 - seen)
+    assert covered / 400 >= 0.9

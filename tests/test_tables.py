@@ -426,11 +426,14 @@ def test_a_round_1_trained_by_another_run_is_named_in_the_notes(tmp_path):
 
 def _rounds_of_two_kinds(record: dict, took: list[bool], costly: float, cheap: float) -> dict:
     """The record with its round 1 cold (1,000 iterations, 500 s) and its later rounds costly (1,023 iterations)
-    or cheap (none) as ``took`` says, its summary's totals left as the plain estimate would set them."""
+    or cheap (none) as ``took`` says, a quarter of each round's seconds its seed; its summary's seconds left as
+    the plain estimate would set them, its iterations those measured."""
     for r, worked in zip(record["rounds"], [True, *took]):
         r["iterations"] = 1023 if worked else 0
-        r["seconds"] |= {"seed": 0.0, "train": costly if worked else cheap}
-    record["rounds"][0] |= {"iterations": 1000, "seconds": record["rounds"][0]["seconds"] | {"train": 500.0}}
+        cost = costly if worked else cheap
+        r["seconds"] |= {"seed": cost / 4, "train": cost * 3 / 4}
+    record["rounds"][0] |= {"iterations": 1000, "seconds": record["rounds"][0]["seconds"] | {"seed": 0.0, "train": 500.0}}
+    record["summary"]["iterations"] = sum(r["iterations"] for r in record["rounds"])
     return record
 
 
@@ -438,7 +441,8 @@ def test_a_cut_leave_one_out_run_counts_its_rounds_left_by_kind_in_the_longer_ru
     """Catches a paper-faithful leave-one-out run whose few rounds drew three costly rounds of five counted at
     that mixture (60 % costly) where the longer run of the same rounds in another mode drew 25 %, the shares
     taken from another method's run or from a run of other rounds (other iterations), a run of one kind
-    changed at all, and the note that names where the shares come from left out."""
+    changed at all, the seeding seconds not counted by kind as the rest are, and the note that names where the
+    shares come from left out."""
     took = [False, False, True, True, True] + [True, False, False, False] * 100
     sir = _rounds_of_two_kinds(make_record("mnist", "loo", "sir", 0.0, 0, n=1000, max_rounds=6), took, 1200.0, 2.0)
     gram = _rounds_of_two_kinds(make_record("mnist", "loo", "sir", 0.0, 0, n=1000, max_rounds=406,
@@ -452,9 +456,10 @@ def test_a_cut_leave_one_out_run_counts_its_rounds_left_by_kind_in_the_longer_ru
     assert costly < 0.3
     expected = 500.0 + 4 + 3 * 1200.0 + (1000 - 6) * (costly * 1200.0 + (1 - costly) * 2.0)
     assert runs.loc["sir", "seconds_total"] == pytest.approx(expected)
+    assert runs.loc["sir", "seconds_init"] == pytest.approx(expected / 4 - 500.0 / 4)   # round 1 had no seed
     assert runs.loc["sir", "kinds_from"] == "sir (gram)"
     assert runs.loc["sir", "iterations"] == 1000 + 3 * 1023 + round((1000 - 6) * costly * 1023)
-    assert 0 < runs.loc["sir", "interval"] < 0.2
+    assert 0.1 < runs.loc["sir", "interval"] < 0.2 and 0.1 < runs.loc["sir", "interval_iterations"] < 0.2
     # mir's longer run took other iterations in its first rounds: not the same rounds, so nothing changes
     assert pd.isna(runs.loc["mir", "kinds_from"])
     assert runs.loc["mir", "seconds_total"] == mir["summary"]["seconds"]["total"]

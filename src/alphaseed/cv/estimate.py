@@ -173,21 +173,24 @@ def settled(iterations_per_round, rounds_left: int, method: str, share: float, f
 def double_sampled(per_round, kinds, first_phase_kinds, rounds_left: int, method: str) -> tuple[float, float | None] | None:
     """(total, half width of its 95 % interval) of a cut run whose rounds left are estimated by kind.
 
-    The rounds left are counted at sum_h w_h mean_h, where w_h is kind h's share of the alike rounds of a
-    longer run of the same rounds (the first phase, ``first_phase_kinds``) and mean_h that of this run's
-    alike rounds of kind h (the second phase). The variance of that mean is sum_h w_h^2 s_h^2 / n_h, the
-    second phase's, plus sum_h w_h (mean_h - mean)^2 / n', what the first phase's n' rounds leave open
-    of the shares (Cochran's approximation, leaving out the finite-population corrections and the small
-    negative term, so slightly wide); the interval's t takes Welch and Satterthwaite's degrees of freedom.
+    The rounds left are counted at mean = sum_h w_h mean_h, where w_h is kind h's share of the alike rounds
+    of a longer run of the same rounds (the first phase, n' rounds) and mean_h that of this run's alike
+    rounds of kind h (the second phase, n_h of them). The variance of that mean is the second phase's
+    sum_h w_h^2 s_h^2 / n_h plus what the first phase leaves open of the shares,
+    sum_h w_h (mean_h - mean)^2 / (n' - 1) (Cochran's eq. 12.11 for an unbounded population, less its
+    small negative term, so a little wide), the latter times 1 + 2 r where r, the lag-1 autocorrelation
+    of the first phase's rounds counted at their kind's mean, is positive: a leave-one-out round's kind
+    may depend on the instance of the round before (the one it puts back), which makes neighbouring
+    rounds' kinds alike. The interval's t takes Satterthwaite's degrees of freedom.
 
     Parameters
     ----------
     per_round : array-like
         This run's figure per round run, in round order.
     kinds : array-like
-        The kind of each of those rounds (any hashable labels, e.g. whether it took iterations).
+        The kind of each of those rounds (any labels numpy can sort, e.g. whether it took iterations).
     first_phase_kinds : array-like
-        The kind of each round of the longer run, in round order (the same rounds first).
+        The kind of each round of the longer run, in round order, beginning with ``kinds``: the same rounds.
     rounds_left : int
         This run's rounds not run.
     method : str
@@ -197,18 +200,20 @@ def double_sampled(per_round, kinds, first_phase_kinds, rounds_left: int, method
     -------
     tuple or None
         None where a kind of the first phase has no alike round in this run (nothing to count it at);
-        else the total and the half width, the latter None where a kind has fewer than two such rounds.
+        else the total and the half width, the latter None where a kind has fewer than two such rounds
+        here or fewer than ``MIN_WORKING_ROUNDS`` in the first phase (too few for its share's spread).
     """
     values = np.asarray(per_round, dtype=np.float64)
-    kinds = np.asarray(kinds)
+    kinds, first = np.asarray(kinds), np.asarray(first_phase_kinds)
     if kinds.shape != values.shape:
         raise ValueError(f"{kinds.size} kinds for {values.size} rounds")
+    if first.size < kinds.size or not np.array_equal(first[:kinds.size], kinds):
+        raise ValueError("the first phase must begin with this run's rounds, of the same kinds")
     total = float(values.sum())
     if not rounds_left:
         return total, 0.0
-    sample, sample_kinds = values[like_rounds(method)], kinds[like_rounds(method)]
-    first = np.asarray(first_phase_kinds)[like_rounds(method)]
-    labels, counts = np.unique(first, return_counts=True)
+    sample, sample_kinds, first = values[like_rounds(method)], kinds[like_rounds(method)], first[like_rounds(method)]
+    labels, where, counts = np.unique(first, return_inverse=True, return_counts=True)
     if not labels.size or any(not np.any(sample_kinds == h) for h in labels):
         return None
     shares = counts / first.size
@@ -216,15 +221,23 @@ def double_sampled(per_round, kinds, first_phase_kinds, rounds_left: int, method
     means = np.array([g.mean() for g in groups])
     mean = float(shares @ means)
     total += mean * rounds_left
-    if any(g.size < 2 for g in groups):
+    if any(g.size < 2 for g in groups) or counts.min() < MIN_WORKING_ROUNDS:
         return total, None
     second = shares ** 2 * np.array([g.var(ddof=1) / g.size for g in groups])
-    first_term = float(shares @ (means - mean) ** 2) / first.size
+    first_term = float(shares @ (means - mean) ** 2) / (first.size - 1) * (1 + 2 * _lag1_autocorrelation(means[where]))
     variance = float(second.sum()) + first_term
     if variance == 0.0:
         return total, 0.0
     # Satterthwaite: each term's variance estimate has its own degrees of freedom.
     freedom = np.array([g.size - 1 for g in groups], dtype=np.float64)
-    spread = float((second ** 2 / freedom).sum()) + (first_term ** 2 / (first.size - 1) if first.size > 1 else 0.0)
+    spread = float((second ** 2 / freedom).sum()) + first_term ** 2 / (first.size - 1)
     t = stats.t.ppf(0.5 + CONFIDENCE / 2, variance ** 2 / spread)
     return total, float(t * np.sqrt(variance) * rounds_left)
+
+
+def _lag1_autocorrelation(values: np.ndarray) -> float:
+    """The lag-1 autocorrelation of ``values`` where it is positive, else 0 (a negative one is not trusted
+    to narrow the interval)."""
+    centred = values - values.mean()
+    scale = float(centred @ centred)
+    return max(0.0, float(centred[1:] @ centred[:-1]) / scale) if scale > 0 else 0.0

@@ -43,14 +43,15 @@ COUNTS_NOTE = (
     "the complete cold run, which reproduces LibSVM's iterations step for step): {runs}."
 )
 KINDS_NOTE = (
-    "Counted by kind: a seeded leave-one-out round that took no iteration carried its gradient over from the round "
-    "before in seconds, and one that took some started it afresh from every support vector, for minutes in the "
-    "paper's setting, so a few rounds say little of how often each kind comes. For {runs}, each kind of round not "
-    "run is counted at the mean of this run's rounds of that kind, in the share the longer run named beside it "
-    "drew of them (the same rounds in the same order, taking the same iterations in every kernel mode): double "
-    "sampling for stratification (Cochran, Sampling Techniques, section 12.2), the seconds and the iterations "
-    "alike. The 95 % interval adds to the spread of each kind's rounds what the longer run leaves open of the "
-    "shares (Student's t, Satterthwaite's degrees of freedom)."
+    "Counted by kind, a round's kind being whether it took iterations: in MNIST's seeded leave-one-out a round "
+    "that took none carried its gradient over from the round before in seconds, and one that took some started it "
+    "afresh from every support vector, for minutes in the paper's setting, so a few rounds say little of how often "
+    "each kind comes. For {runs}, each kind of round not run is counted at the mean of this run's rounds of that "
+    "kind, in the share the longer run named beside it drew of them (the same rounds in the same order, taking the "
+    "same iterations in every kernel mode): double sampling for stratification (Cochran, Sampling Techniques, "
+    "section 12.2), the seconds and the iterations alike. The 95 % interval adds to the spread of each kind's "
+    "rounds what the longer run leaves open of the shares, widened where neighbouring rounds' kinds go together "
+    "(Student's t, Satterthwaite's degrees of freedom)."
 )
 CAP_NOTE = (
     f"{CAP_HIT} at least one round stopped at the solver's iteration cap (not converged); a ratio carries "

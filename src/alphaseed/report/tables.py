@@ -171,12 +171,22 @@ def _took_iterations(rounds: list[dict]) -> list[bool]:
     return [r["iterations"] > 0 for r in rounds]
 
 
+# What makes two runs' rounds the same rounds, but for their kernel mode.
+SAME_ROUNDS_PARAMS = ("C", "gamma", "eps", "shrinking", "seed", "subsample")
+
+
+def _same_rounds(one: dict, other: dict) -> bool:
+    return ((one["dataset"], one["k"], one["method"], one["n"], one["folds_sha256"])
+            == (other["dataset"], other["k"], other["method"], other["n"], other["folds_sha256"])
+            and all(one["params"].get(p) == other["params"].get(p) for p in SAME_ROUNDS_PARAMS))
+
+
 def estimated_by_kind(record: dict, records: list[dict]) -> dict:
     """A cut run's estimated figures again, its rounds left counted by kind (``estimate.double_sampled``).
 
-    A round's kind is whether it took iterations. Its shares come from the longest run of the same dataset, k and
-    method in another kernel mode whose first rounds took this run's iterations (the same rounds: every mode
-    takes the same iterations), where its rounds are of two kinds or more: in MNIST's seeded leave-one-out a
+    For a cut leave-one-out run. A round's kind is whether it took iterations. Its shares come from the longest
+    run of the same rounds (dataset, k, method, folds and solver settings) in another kernel mode, whose first
+    rounds took this run's iterations (every mode takes the same), where its rounds are of two kinds or more: in MNIST's seeded leave-one-out a
     round that took none carried its gradient over in seconds, and one that took some restarted it from every
     support vector, for minutes in the paper's setting, so a handful of rounds says little of how often each
     comes. Elsewhere (one kind, no such run, a kind this run did not draw) nothing changes.
@@ -196,13 +206,12 @@ def estimated_by_kind(record: dict, records: list[dict]) -> dict:
         changes.
     """
     summary, rounds, method = record["summary"], record["rounds"], record["method"]
-    if not summary["estimated"] or method == "libsvm":
+    if not summary["estimated"] or method == "libsvm" or k_key(record["k"]) != "loo":
         return {}
     ran = [r["iterations"] for r in rounds]
     longer = [other for other in records
-              if (other["dataset"], other["k"], other["method"]) == (record["dataset"], record["k"], method)
-              and engine_label(other) != engine_label(record) and len(other["rounds"]) > len(rounds)
-              and [r["iterations"] for r in other["rounds"][:len(rounds)]] == ran]
+              if _same_rounds(other, record) and engine_label(other) != engine_label(record)
+              and len(other["rounds"]) > len(rounds) and [r["iterations"] for r in other["rounds"][:len(rounds)]] == ran]
     if not longer:
         return {}
     other = max(longer, key=lambda r: len(r["rounds"]))
@@ -220,14 +229,14 @@ def estimated_by_kind(record: dict, records: list[dict]) -> dict:
     seconds = summary["seconds"]
     init = seconds.get("full_model", 0.0) + seed
     total = seconds["kernel"] + init + rest
-    iterations = summary.get("iterations_full_model", 0) + iterations
+    iterations += summary.get("iterations_full_model", summary["iterations_measured"] - sum(ran))
     return {
         "seconds_init": init,
         "seconds_rest": rest,
         "seconds_total": total,
         "iterations": round(iterations),
-        "interval": None if width is None else width / total,
-        "interval_iterations": None if iterations_width is None else iterations_width / iterations,
+        "interval": None if width is None else (width / total if total > 0 else 0.0),
+        "interval_iterations": None if iterations_width is None else (iterations_width / iterations if iterations > 0 else 0.0),
         "kinds_from": method_label(method, engine_label(other)),
     }
 
