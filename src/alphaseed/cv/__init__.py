@@ -27,7 +27,8 @@ from .rounds import Round, RoundSeconds, run_round
 
 __all__ = [
     "cross_validate", "CVResult", "RoundRecord", "RoundSeconds", "Round", "run_round", "chain_layout",
-    "utc_now", "RoundJournal", "double_sampled", "extrapolate", "interval_share", "like_rounds", "COLD", "LIBSVM", "PAPER_KERNEL_MODE",
+    "utc_now", "RoundJournal", "double_sampled", "extrapolate", "interval_share", "like_rounds",
+    "COLD", "LIBSVM", "PAPER_KERNEL_MODE",
     "CUSTOM", "LEAVE_ONE_OUT", "KFoldRounds", "custom_rounds", "folds_sha256", "resolve_k",
     "stratified_folds", "stratified_subsample", "trained_on",
 ]

@@ -170,7 +170,8 @@ def settled(iterations_per_round, rounds_left: int, method: str, share: float, f
     return width is not None and width <= share
 
 
-def double_sampled(per_round, kinds, first_phase_kinds, rounds_left: int, method: str) -> tuple[float, float | None] | None:
+def double_sampled(per_round, kinds, first_phase_kinds, rounds_left: int,
+                   method: str) -> tuple[float, float | None] | None:
     """(total, half width of its 95 % interval) of a cut run whose rounds left are estimated by kind.
 
     The rounds left are counted at mean = sum_h w_h mean_h, where w_h is kind h's share of the alike rounds

@@ -67,8 +67,8 @@ def read_paper_results(path: str | os.PathLike) -> pd.DataFrame:
 RUN_COLUMNS = [
     "dataset", "k", "n_folds", "method", "kernel_mode", "label", "n", "dim", "C", "gamma", "subsample",
     "max_rounds", "seconds_init", "seconds_rest", "seconds_total", "seconds_measured_total", "iterations",
-    "accuracy", "rounds_run", "rounds_total", "rounds_capped", "rounds_shared", "estimated", "interval", "interval_iterations", "stand_in",
-    "stands_in_for_libsvm", "iteration_cap_hit", "kinds_from", "sv_share",
+    "accuracy", "rounds_run", "rounds_total", "rounds_capped", "rounds_shared", "estimated", "interval",
+    "interval_iterations", "stand_in", "stands_in_for_libsvm", "iteration_cap_hit", "kinds_from", "sv_share",
     "free_sv_share", "cpu", "threads",
 ]
 
@@ -186,10 +186,11 @@ def estimated_by_kind(record: dict, records: list[dict]) -> dict:
 
     For a cut leave-one-out run. A round's kind is whether it took iterations. Its shares come from the longest
     run of the same rounds (dataset, k, method, folds and solver settings) in another kernel mode, whose first
-    rounds took this run's iterations (every mode takes the same), where its rounds are of two kinds or more: in MNIST's seeded leave-one-out a
-    round that took none carried its gradient over in seconds, and one that took some restarted it from every
-    support vector, for minutes in the paper's setting, so a handful of rounds says little of how often each
-    comes. Elsewhere (one kind, no such run, a kind this run did not draw) nothing changes.
+    rounds took this run's iterations (every mode takes the same), where its rounds are of two kinds or more:
+    in MNIST's seeded leave-one-out a round that took none carried its gradient over in seconds, and one that
+    took some restarted it from every support vector, for minutes in the paper's setting, so a handful of rounds
+    says little of how often each comes. Elsewhere (one kind, no such run, a kind this run did not draw)
+    nothing changes.
 
     Parameters
     ----------
@@ -211,7 +212,8 @@ def estimated_by_kind(record: dict, records: list[dict]) -> dict:
     ran = [r["iterations"] for r in rounds]
     longer = [other for other in records
               if _same_rounds(other, record) and engine_label(other) != engine_label(record)
-              and len(other["rounds"]) > len(rounds) and [r["iterations"] for r in other["rounds"][:len(rounds)]] == ran]
+              and len(other["rounds"]) > len(rounds)
+              and [r["iterations"] for r in other["rounds"][:len(rounds)]] == ran]
     if not longer:
         return {}
     other = max(longer, key=lambda r: len(r["rounds"]))
@@ -236,7 +238,8 @@ def estimated_by_kind(record: dict, records: list[dict]) -> dict:
         "seconds_total": total,
         "iterations": round(iterations),
         "interval": None if width is None else (width / total if total > 0 else 0.0),
-        "interval_iterations": None if iterations_width is None else (iterations_width / iterations if iterations > 0 else 0.0),
+        "interval_iterations": (None if iterations_width is None
+                                else iterations_width / iterations if iterations > 0 else 0.0),
         "kinds_from": method_label(method, engine_label(other)),
     }
 
