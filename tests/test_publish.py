@@ -626,9 +626,10 @@ def test_the_published_folders_links_into_the_docs_reach_a_heading():
 
 
 def test_the_guide_sums_up_the_published_folder_as_it_stands():
-    """Catches the user guide's account of `reproduction/` (runs, hours, finishing day, estimates) left
-    behind when the folder is republished with rerun jobs: the guide said 17.14 h elapsed, finished
-    2026-12-05, after the folder had moved to 17.55 h, finished 2026-12-06."""
+    """Catches the user guide's and the project README's account of `reproduction/` (runs, hours,
+    finishing day, estimates) left behind when the folder is republished with rerun jobs: the guide
+    said 17.14 h elapsed, finished 2026-12-05, after the folder had moved to 17.55 h, finished
+    2026-12-06, and the README said 121 runs where the folder held 126."""
     from conftest import REPO_ROOT
 
     guide = " ".join((REPO_ROOT / "docs/user_guide/reproducing.md").read_text().split())
@@ -641,3 +642,5 @@ def test_the_guide_sums_up_the_published_folder_as_it_stands():
     assert said and made
     runs = pd.read_csv(REPO_ROOT / "reproduction/runs.csv")
     assert said.groups() == (*made.groups(), str(int(runs["estimated"].sum())))
+    project_readme = " ".join((REPO_ROOT / "README.md").read_text().split())
+    assert re.search(r"The published full-size run is \S+: (\d+) runs", project_readme).group(1) == made.group(1)
