@@ -643,4 +643,5 @@ def test_the_guide_sums_up_the_published_folder_as_it_stands():
     runs = pd.read_csv(REPO_ROOT / "reproduction/runs.csv")
     assert said.groups() == (*made.groups(), str(int(runs["estimated"].sum())))
     project_readme = " ".join((REPO_ROOT / "README.md").read_text().split())
-    assert re.search(r"The published full-size run is \S+: (\d+) runs", project_readme).group(1) == made.group(1)
+    readme_said = re.search(r"The published full-size run is \S+: (\d+) runs", project_readme)
+    assert readme_said and readme_said.group(1) == made.group(1)
