@@ -587,8 +587,10 @@ def test_svc_defaults_to_auto_and_the_pipeline_to_smo(monkeypatch):
 def test_a_larger_C_goes_on_as_the_smaller_showed():
     # catches a rule that moves smo or active_set off what the caller asked for, keeps auto spending
     # SMO's budget where the smaller C was a tail on a small free set (finished by the active set,
-    # or SMO's own past TAIL_ITERATIONS an instance), sends a large free set or a short SMO run
-    # straight to the active set, or retries an active set that gave up
+    # or SMO's own run that, grown by the step in C, passes AUTO_DIRECT_ITERATIONS an instance),
+    # sends a large free set or a short SMO run straight to the active set, ignores the step in C
+    # or takes a run under one iteration an instance for a tail at a large step, or retries an
+    # active set that gave up
     from dataclasses import replace
 
     from alphaseed.solver import options_at_larger_C
@@ -599,25 +601,31 @@ def test_a_larger_C_goes_on_as_the_smaller_showed():
     small = replace(base, n_sv=40, n_bounded_sv=20, newton_steps=12, finisher="active_set")   # 20 % free
     large = replace(small, n_sv=60, n_bounded_sv=20)                                           # 40 % free
     gave_up = replace(small, finisher="smo")
-    converged = replace(small, iterations=150, newton_steps=0, finisher="smo")  # 1.5 an instance
-    smo_tail = replace(converged, iterations=250)                               # 2.5 an instance
-    assert options_at_larger_C(auto, auto, replace(smo_tail, iteration_cap_hit=True)) is auto  # the caller's cap
-    assert options_at_larger_C(smo, smo, small) is smo
-    assert options_at_larger_C(ACTIVE_SET, ACTIVE_SET, gave_up) is ACTIVE_SET
-    assert options_at_larger_C(auto, auto, converged) is auto                   # SMO converged in its budget
-    assert options_at_larger_C(auto, auto, smo_tail).solver == "active_set"     # ... but as a tail
-    assert options_at_larger_C(auto, auto, replace(smo_tail, n_sv=60)) is auto  # ... on a large free set
-    assert options_at_larger_C(auto, auto, small).solver == "active_set"
-    assert options_at_larger_C(auto, auto, large) is auto
-    assert options_at_larger_C(auto, auto, gave_up).solver == "smo"
+    smo_run = replace(small, iterations=160, newton_steps=0, finisher="smo")   # 1.6 an instance
+
+    def after(result, step=4.0, asked=auto, options=auto):
+        return options_at_larger_C(options, asked, result, step=step)
+
+    assert after(replace(smo_run, iterations=2_000, iteration_cap_hit=True), step=16.0) is auto  # the caller's cap
+    assert after(small, asked=smo, options=smo) is smo
+    assert after(gave_up, asked=ACTIVE_SET, options=ACTIVE_SET) is ACTIVE_SET
+    assert after(smo_run) is auto                                   # 6.4 an instance at the next C
+    assert after(smo_run, step=16.0).solver == "active_set"         # 25.6: a tail
+    assert after(replace(smo_run, iterations=290)) is auto          # 11.6
+    assert after(replace(smo_run, iterations=300)).solver == "active_set"   # 12
+    assert after(replace(smo_run, n_sv=60), step=16.0) is auto      # ... on a large free set
+    assert after(replace(smo_run, iterations=90), step=128.0) is auto  # 0.9 an instance, however far
+    assert after(small).solver == "active_set"
+    assert after(large) is auto
+    assert after(gave_up).solver == "smo"
     # a finish that gave up before its first step: catches a chain that takes it for SMO's own run
     gave_up_at_once = replace(base, iterations=150_000)                                        # past the budget
-    assert options_at_larger_C(auto, auto, gave_up_at_once).solver == "smo"
-    direct = options_at_larger_C(auto, auto, small)
-    assert options_at_larger_C(auto, direct, replace(small, newton_steps=0)).solver == "active_set"
-    assert options_at_larger_C(auto, direct, large) is auto
-    stuck = options_at_larger_C(auto, auto, gave_up)
-    assert options_at_larger_C(auto, stuck, base) is stuck                      # SMO for the rest of the chain
+    assert after(gave_up_at_once).solver == "smo"
+    direct = after(small)
+    assert after(replace(small, newton_steps=0), asked=direct).solver == "active_set"
+    assert after(large, asked=direct) is auto
+    stuck = after(gave_up)
+    assert after(base, asked=stuck) is stuck                        # SMO for the rest of the chain
 
 
 def test_a_search_column_hands_each_larger_C_to_the_solver_the_smaller_showed(monkeypatch):

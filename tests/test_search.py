@@ -287,7 +287,7 @@ def test_a_chain_seeds_a_direct_active_set_start_by_scaling(monkeypatch, c_seed,
     used = []
     monkeypatch.setattr(grid_search, "seed_from_smaller_C", lambda prev, C_prev, C, rule, y=None: used.append(rule))
     monkeypatch.setattr(grid_search, "run_round", lambda *args, **kwargs: SimpleNamespace(solution=None))
-    monkeypatch.setattr(grid_search, "options_at_larger_C", lambda options, last, result: next(asked))
+    monkeypatch.setattr(grid_search, "options_at_larger_C", lambda options, last, result, step: next(asked))
     chain = grid_search._Chain(None, None, np.ones(4), (np.arange(4), np.arange(0)),
                                options=SolverOptions(solver="auto"), seeder=object(), c_seed=c_seed, previous={})
     chain._rounds([1.0, 4.0, 16.0])

@@ -20,12 +20,18 @@ AUTO_SMO_MIN_ITERATIONS = 25_000
 # large-C points (5-fold, 4,000 instances), against SMO's budget of 10 iterations per instance, the
 # direct start won at 0.09-0.21 and lost at 0.26-0.34 (docs/benchmarks/results.md).
 AUTO_DIRECT_FREE_SHARE = 0.22
-# SMO iterations per training instance past which a run is a tail: the default row cache grows to
-# the kernel's ``tail_row_cache_mb``, and a search's chain starts the next C in the active set
-# where the free set is small (``options_at_larger_C``). Runs at the paper's settings converge in
-# under 2 (above) and a larger cache slows them (its rows come from memory, not L2); a tail
-# revisits its violators' rows, and grows with C.
+# SMO iterations per training instance past which a run is a tail, and the default row cache grows
+# to the kernel's ``tail_row_cache_mb``. Runs at the paper's settings converge in under 2 (above)
+# and a larger cache slows them (its rows come from memory, not L2); a tail revisits its
+# violators' rows, and grows with C.
 TAIL_ITERATIONS = 2
+# In a search's chain along C, where SMO ended the run at the smaller C within its budget: the
+# SMO iterations per training instance that run must reach, times the step to the next C (the
+# tail grows about as C), for the next C to start in the active set on a small free set
+# (``options_at_larger_C``). On Adult samples and full Adult the direct start lost at 0.25-9.6,
+# by 1.3-9x, and won at 14-34, by up to 2.2x, but for one point that lost by 1.1x at 22-27
+# (docs/benchmarks/results.md, "A chain's direct start weighs the step in C").
+AUTO_DIRECT_ITERATIONS = 12
 
 
 @dataclass(frozen=True)

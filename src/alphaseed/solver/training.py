@@ -16,7 +16,8 @@ from ..kernel import (
 from .active_set import finish, libsvm_rho
 from .carry import carry_gradient
 from .options import (
-    AUTO_DIRECT_FREE_SHARE, AUTO_SMO_ITERATIONS, AUTO_SMO_MIN_ITERATIONS, SOLVERS, TAIL_ITERATIONS, SolverOptions,
+    AUTO_DIRECT_FREE_SHARE, AUTO_DIRECT_ITERATIONS, AUTO_SMO_ITERATIONS, AUTO_SMO_MIN_ITERATIONS, SOLVERS,
+    TAIL_ITERATIONS, SolverOptions,
 )
 from .penalty import check_C, class_bounds, upper_bounds
 from .smo import smo_loop
@@ -286,7 +287,8 @@ def _auto_budget(l: int) -> int:
     return max(AUTO_SMO_MIN_ITERATIONS, int(AUTO_SMO_ITERATIONS * l))
 
 
-def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: SolveResult) -> SolverOptions:
+def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: SolveResult, *,
+                        step: float) -> SolverOptions:
     """The options of the next run on the same training set at a larger C (a search's chain).
 
     Under ``auto`` the chain remembers what its last run showed. A run whose active set gave up
@@ -295,10 +297,12 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     budget, where its free set was small (at most ``AUTO_DIRECT_FREE_SHARE`` of the training set):
     from a seed the active set takes some hundreds of steps whose cost grows as the free set's
     square, while the budget's SMO iterations cost about the same whatever the free set, and the
-    tail grows with C. A tail is a run that SMO left and the active set finished, or one that SMO
-    ended within its budget but past ``TAIL_ITERATIONS`` per instance (at the paper's settings
-    runs end in under 2). Any other run keeps ``auto``; ``smo`` and ``active_set`` asked for by
-    the caller are never changed.
+    tail grows with C. A tail is here a run that SMO left and the active set finished, or one that
+    SMO ended within its budget after so many iterations that, grown with C, the next run's would
+    pass ``AUTO_DIRECT_ITERATIONS`` per instance (and at least one itself): a step of 16x in C from
+    a run of 1.6 an instance is one, a step of 4x from 2.4 is not. Any other run keeps ``auto``;
+    ``smo`` and ``active_set`` asked for by the caller are never changed. Only a chain that seeds
+    each C from the smaller one asks: the direct start needs that seed.
 
     Parameters
     ----------
@@ -308,6 +312,8 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
         The options ``result`` was solved with (``options`` at the chain's first C).
     result : SolveResult
         The run at the smaller C.
+    step : float
+        The larger C over the smaller.
 
     Returns
     -------
@@ -320,8 +326,9 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     small_free = result.n_sv - result.n_bounded_sv <= AUTO_DIRECT_FREE_SHARE * l
     if asked.solver == "auto" and result.newton_steps == 0 and result.iterations <= _auto_budget(l):
         # SMO converged within its budget (or stopped at the caller's cap, which the next C keeps);
-        # past TAIL_ITERATIONS per instance it was a tail already
-        tail = result.iterations >= TAIL_ITERATIONS * l and not result.iteration_cap_hit
+        # a run of fewer iterations than instances barely left its seed, whatever the step
+        tail = (l <= result.iterations and result.iterations * step >= AUTO_DIRECT_ITERATIONS * l
+                and not result.iteration_cap_hit)
         return replace(options, solver="active_set") if tail and small_free else options
     if result.finisher == "smo":
         return replace(options, solver="smo")
