@@ -615,6 +615,7 @@ def test_a_larger_C_goes_on_as_the_smaller_showed():
     assert after(replace(smo_run, iterations=300)).solver == "active_set"   # 12
     assert after(replace(smo_run, n_sv=60), step=16.0) is auto      # ... on a large free set
     assert after(replace(smo_run, iterations=90), step=128.0) is auto  # 0.9 an instance, however far
+    assert after(replace(smo_run, iterations=100), step=16.0).solver == "active_set"   # one is enough
     assert after(small).solver == "active_set"
     assert after(large) is auto
     assert after(gave_up).solver == "smo"

@@ -283,7 +283,7 @@ def test_a_chain_seeds_a_direct_active_set_start_by_scaling(monkeypatch, c_seed,
 
     from alphaseed.sklearn import grid_search
 
-    asked = iter([SolverOptions(solver="active_set"), SolverOptions(solver="auto"), SolverOptions(solver="auto")])
+    asked = iter([SolverOptions(solver="active_set"), SolverOptions(solver="auto")])
     used = []
     monkeypatch.setattr(grid_search, "seed_from_smaller_C", lambda prev, C_prev, C, rule, y=None: used.append(rule))
     monkeypatch.setattr(grid_search, "run_round", lambda *args, **kwargs: SimpleNamespace(solution=None))
@@ -292,6 +292,40 @@ def test_a_chain_seeds_a_direct_active_set_start_by_scaling(monkeypatch, c_seed,
                                options=SolverOptions(solver="auto"), seeder=object(), c_seed=c_seed, previous={})
     chain._rounds([1.0, 4.0, 16.0])
     assert used == rules
+
+
+@pytest.mark.parametrize("seeded, c_seed, solvers", [(True, "gap", ["auto", "active_set", "smo"]),
+                                                     (True, "none", ["auto", "active_set", "smo"]),
+                                                     (False, "gap", ["auto", "auto", "smo"])])
+def test_a_chain_asks_the_rule_with_its_step_in_C(monkeypatch, seeded, c_seed, solvers):
+    """Catches a chain that hands the rule a wrong step (C itself, 1, the smaller over the larger),
+    one that sends a cold chain straight to the active set, which would start from zero, one that
+    stops asking where it does not seed along C (SMO for the rest of a chain whose active set gave
+    up), and one that does not go direct from the splits' seed where it does not seed along C."""
+    from types import SimpleNamespace
+
+    from alphaseed.sklearn import grid_search
+
+    answers = iter([SolverOptions(solver="active_set"), SolverOptions(solver="smo")])
+    steps, ran = [], []
+
+    def rule(options, asked, result, *, step):
+        steps.append(step)
+        return next(answers)
+
+    def run_round(*args, options, **kwargs):
+        ran.append(options.solver)
+        return SimpleNamespace(solution=None)
+
+    monkeypatch.setattr(grid_search, "seed_from_smaller_C", lambda *args, **kwargs: (None, None))
+    monkeypatch.setattr(grid_search, "run_round", run_round)
+    monkeypatch.setattr(grid_search, "options_at_larger_C", rule)
+    chain = grid_search._Chain(None, None, np.ones(4), (np.arange(4), np.arange(0)),
+                               options=SolverOptions(solver="auto"), seeder=object() if seeded else None,
+                               c_seed=c_seed, previous={})
+    chain._rounds([1.0, 4.0, 64.0])
+    assert steps == [4.0, 16.0]
+    assert ran == solvers
 
 
 @pytest.mark.parametrize("classes, gamma, c_seed, mode", [(2, 0.5, "gap", "gram"), (2, "scale", "gap", "gram"),

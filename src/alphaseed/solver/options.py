@@ -29,7 +29,7 @@ TAIL_ITERATIONS = 2
 # SMO iterations per training instance that run must reach, times the step to the next C (the
 # tail grows about as C), for the next C to start in the active set on a small free set
 # (``options_at_larger_C``). On Adult samples and full Adult the direct start lost at 0.25-9.6,
-# by 1.3-9.4x, and won at 14-34, by up to 2.4x, but for one point that lost by 1.1x at 22-27
+# by 1.3-9.3x, and won at 14-34, by up to 2.4x, but for one point that lost by 1.1x at 22-27
 # (docs/benchmarks/results.md, "A chain's direct start weighs the step in C").
 AUTO_DIRECT_ITERATIONS = 12
 

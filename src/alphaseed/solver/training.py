@@ -299,10 +299,10 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     square, while the budget's SMO iterations cost about the same whatever the free set, and the
     tail grows with C. A tail is here a run that SMO left and the active set finished, or one that
     SMO ended within its budget after so many iterations that, grown with C, the next run's would
-    pass ``AUTO_DIRECT_ITERATIONS`` per instance (and at least one itself): a step of 16x in C from
-    a run of 1.6 an instance is one, a step of 4x from 2.4 is not. Any other run keeps ``auto``;
-    ``smo`` and ``active_set`` asked for by the caller are never changed. Only a chain that seeds
-    each C from the smaller one asks: the direct start needs that seed.
+    reach ``AUTO_DIRECT_ITERATIONS`` per instance (and at least one itself): a step of 16x in C
+    from a run of 1.6 an instance is one, a step of 4x from 2.4 is not. Any other run keeps
+    ``auto``; ``smo`` and ``active_set`` asked for by the caller are never changed. The direct
+    start needs a seed: a search's cold chain keeps ``auto`` where this says ``active_set``.
 
     Parameters
     ----------
