@@ -589,8 +589,8 @@ def test_a_larger_C_goes_on_as_the_smaller_showed():
     # SMO's budget where the smaller C was a tail on a small free set (finished by the active set,
     # or SMO's own run that, grown by the step in C, passes AUTO_DIRECT_ITERATIONS an instance),
     # sends a large free set or a short SMO run straight to the active set, ignores the step in C
-    # or takes a run under one iteration an instance for a tail at a large step, or retries an
-    # active set that gave up
+    # or takes a run under one iteration an instance for a tail at a large step, sends a run with
+    # no seed straight to the active set, or retries an active set that gave up
     from dataclasses import replace
 
     from alphaseed.solver import options_at_larger_C
@@ -603,8 +603,8 @@ def test_a_larger_C_goes_on_as_the_smaller_showed():
     gave_up = replace(small, finisher="smo")
     smo_run = replace(small, iterations=160, newton_steps=0, finisher="smo")   # 1.6 an instance
 
-    def after(result, step=4.0, asked=auto, options=auto):
-        return options_at_larger_C(options, asked, result, step=step)
+    def after(result, step=4.0, asked=auto, options=auto, seeded=True):
+        return options_at_larger_C(options, asked, result, step=step, seeded=seeded)
 
     assert after(replace(smo_run, iterations=2_000, iteration_cap_hit=True), step=16.0) is auto  # the caller's cap
     assert after(small, asked=smo, options=smo) is smo
@@ -619,6 +619,11 @@ def test_a_larger_C_goes_on_as_the_smaller_showed():
     assert after(small).solver == "active_set"
     assert after(large) is auto
     assert after(gave_up).solver == "smo"
+    # no seed at the larger C (a cold chain): never straight to the active set, which would start
+    # from zero, but SMO still for the rest of a chain whose active set gave up
+    assert after(small, seeded=False) is auto
+    assert after(smo_run, step=16.0, seeded=False) is auto
+    assert after(gave_up, seeded=False).solver == "smo"
     # a finish that gave up before its first step: catches a chain that takes it for SMO's own run
     gave_up_at_once = replace(base, iterations=150_000)                                        # past the budget
     assert after(gave_up_at_once).solver == "smo"

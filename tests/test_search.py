@@ -287,30 +287,30 @@ def test_a_chain_seeds_a_direct_active_set_start_by_scaling(monkeypatch, c_seed,
     used = []
     monkeypatch.setattr(grid_search, "seed_from_smaller_C", lambda prev, C_prev, C, rule, y=None: used.append(rule))
     monkeypatch.setattr(grid_search, "run_round", lambda *args, **kwargs: SimpleNamespace(solution=None))
-    monkeypatch.setattr(grid_search, "options_at_larger_C", lambda options, last, result, step: next(asked))
+    monkeypatch.setattr(grid_search, "options_at_larger_C", lambda options, last, result, **kwargs: next(asked))
     chain = grid_search._Chain(None, None, np.ones(4), (np.arange(4), np.arange(0)),
                                options=SolverOptions(solver="auto"), seeder=object(), c_seed=c_seed, previous={})
     chain._rounds([1.0, 4.0, 16.0])
     assert used == rules
 
 
-@pytest.mark.parametrize("seeded, c_seed, solvers", [(True, "gap", ["auto", "active_set", "smo"]),
-                                                     (True, "none", ["auto", "active_set", "smo"]),
-                                                     (False, "gap", ["auto", "auto", "smo"])])
-def test_a_chain_asks_the_rule_with_its_step_in_C(monkeypatch, seeded, c_seed, solvers):
+@pytest.mark.parametrize("seeder, c_seed, seeded", [(object(), "gap", True), (object(), "none", True),
+                                                     (None, "gap", False)])
+def test_a_chain_asks_the_rule_with_its_step_in_C_and_whether_it_seeds(monkeypatch, seeder, c_seed, seeded):
     """Catches a chain that hands the rule a wrong step (C itself, 1, the smaller over the larger),
-    one that sends a cold chain straight to the active set, which would start from zero, one that
-    stops asking where it does not seed along C (SMO for the rest of a chain whose active set gave
-    up), and one that does not go direct from the splits' seed where it does not seed along C."""
+    one that stops asking where it does not seed along C (SMO for the rest of a chain whose active
+    set gave up, the direct start from the splits' seed), one that tells the rule a cold chain is
+    seeded (its direct start would start from zero), and one that runs other options than the
+    rule's."""
     from types import SimpleNamespace
 
     from alphaseed.sklearn import grid_search
 
     answers = iter([SolverOptions(solver="active_set"), SolverOptions(solver="smo")])
-    steps, ran = [], []
+    asked, ran = [], []
 
-    def rule(options, asked, result, *, step):
-        steps.append(step)
+    def rule(options, last, result, *, step, seeded):
+        asked.append((step, seeded))
         return next(answers)
 
     def run_round(*args, options, **kwargs):
@@ -321,11 +321,10 @@ def test_a_chain_asks_the_rule_with_its_step_in_C(monkeypatch, seeded, c_seed, s
     monkeypatch.setattr(grid_search, "run_round", run_round)
     monkeypatch.setattr(grid_search, "options_at_larger_C", rule)
     chain = grid_search._Chain(None, None, np.ones(4), (np.arange(4), np.arange(0)),
-                               options=SolverOptions(solver="auto"), seeder=object() if seeded else None,
-                               c_seed=c_seed, previous={})
+                               options=SolverOptions(solver="auto"), seeder=seeder, c_seed=c_seed, previous={})
     chain._rounds([1.0, 4.0, 64.0])
-    assert steps == [4.0, 16.0]
-    assert ran == solvers
+    assert asked == [(4.0, seeded), (16.0, seeded)]
+    assert ran == ["auto", "active_set", "smo"]
 
 
 @pytest.mark.parametrize("classes, gamma, c_seed, mode", [(2, 0.5, "gap", "gram"), (2, "scale", "gap", "gram"),

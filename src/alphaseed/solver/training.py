@@ -288,7 +288,7 @@ def _auto_budget(l: int) -> int:
 
 
 def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: SolveResult, *,
-                        step: float) -> SolverOptions:
+                        step: float, seeded: bool) -> SolverOptions:
     """The options of the next run on the same training set at a larger C (a search's chain).
 
     Under ``auto`` the chain remembers what its last run showed. A run whose active set gave up
@@ -302,7 +302,7 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     reach ``AUTO_DIRECT_ITERATIONS`` per instance (and at least one itself): a step of 16x in C
     from a run of 1.6 an instance is one, a step of 4x from 2.4 is not. Any other run keeps
     ``auto``; ``smo`` and ``active_set`` asked for by the caller are never changed. The direct
-    start needs a seed: a search's cold chain keeps ``auto`` where this says ``active_set``.
+    start needs a seed, so a run at a larger C that starts from zero is never sent to it.
 
     Parameters
     ----------
@@ -314,6 +314,8 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
         The run at the smaller C.
     step : float
         The larger C over the smaller.
+    seeded : bool
+        Whether the run at the larger C starts from a seed (along C or along the splits).
 
     Returns
     -------
@@ -323,16 +325,16 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     if options.solver != "auto" or asked.solver == "smo":
         return asked
     l = result.alpha.size
-    small_free = result.n_sv - result.n_bounded_sv <= AUTO_DIRECT_FREE_SHARE * l
+    direct = seeded and result.n_sv - result.n_bounded_sv <= AUTO_DIRECT_FREE_SHARE * l
     if asked.solver == "auto" and result.newton_steps == 0 and result.iterations <= _auto_budget(l):
         # SMO converged within its budget (or stopped at the caller's cap, which the next C keeps);
         # a run of fewer iterations than instances barely left its seed, whatever the step
         tail = (l <= result.iterations and result.iterations * step >= AUTO_DIRECT_ITERATIONS * l
                 and not result.iteration_cap_hit)
-        return replace(options, solver="active_set") if tail and small_free else options
+        return replace(options, solver="active_set") if tail and direct else options
     if result.finisher == "smo":
         return replace(options, solver="smo")
-    return replace(options, solver="active_set") if small_free else options
+    return replace(options, solver="active_set") if direct else options
 
 
 def _solve_active_set(kernel: KernelMatrix, y, index, C: tuple, alpha, options: SolverOptions) -> SolveResult:
