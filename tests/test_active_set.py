@@ -2,10 +2,14 @@
 optimum against SMO's and against a naive twin, feasibility, and the paths it takes on hard
 problems (duplicates of either label, tiny and huge C, a free set too large)."""
 
+import threading
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.linalg import lapack
 from scipy.optimize import minimize
 
 from alphaseed.cv import cross_validate
@@ -13,7 +17,9 @@ from alphaseed.kernel import KernelMatrix, lower_solves
 from alphaseed.solver import SolverOptions, solve, upper_bounds
 from alphaseed.solver import active_set
 from alphaseed.solver.active_set import _leave, _rows_in_front, exact_gradient, finish, gap, reusing_memory
-from alphaseed.solver.cholesky import DEPENDENT, grow, grow_many, plain_factor, row_dot, shrink, solve_pair
+from alphaseed.solver.cholesky import (
+    DEPENDENT, grow, grow_many, pivoted_factor, plain_factor, row_dot, shrink, solve_pair,
+)
 
 ACTIVE_SET = SolverOptions(solver="active_set")
 
@@ -99,6 +105,59 @@ def test_plain_factor_is_cholesky_and_refuses_a_dependent_column():
     np.testing.assert_allclose(np.tril(L[:30, :30]), np.linalg.cholesky(Q), rtol=1e-12, atol=1e-12)
     A[7] = A[3]
     assert not plain_factor(A @ A.T, np.empty((31, 31)))
+
+
+def test_the_factors_are_lapacks_bit_for_bit():
+    """The factorisations call LAPACK through SciPy's Cython pointers, in place; SciPy's own
+    wrappers of the same routines are the reference. Catches the wrong triangle, leading dimension
+    or pivot base, and a copy into L that overwrites values not yet copied where Q is L's own
+    buffer (as ATO's path calls it): the same factor, pivots and rank, bit for bit."""
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(40, 40))
+    A[:, 9] = A[:, 2]   # a dependent column: the pivoted factor stops short of it
+    Q = A.T @ A / 40
+    factor, info = lapack.dpotrf(Q + np.eye(40), lower=0, clean=0)
+    L = np.full((45, 45), np.nan)
+    assert info == 0 and plain_factor(Q + np.eye(40), L)
+    np.testing.assert_array_equal(np.tril(L[:40, :40]), np.tril(factor.T))
+    factor, pivots, rank, info = lapack.dpstrf(Q, lower=0, tol=DEPENDENT)
+    for shared in (False, True):
+        L = np.full((45, 45), np.nan)
+        square = L.reshape(-1)[:40 * 40].reshape(40, 40) if shared else np.empty((40, 40))
+        square[:] = Q
+        taken = pivoted_factor(square, L, DEPENDENT)
+        assert taken.size == rank == 39
+        np.testing.assert_array_equal(taken, pivots[:rank] - 1)
+        np.testing.assert_array_equal(np.tril(L[:rank, :rank]), np.tril(factor.T[:rank, :rank]))
+
+
+def test_a_factorisation_lets_other_threads_run():
+    """A search's chains are threads of one process: one's factorisation must not hold Python's
+    lock, or the others wait for it. Catches LAPACK called through ``scipy.linalg.lapack``, whose
+    wrappers hold the lock: a thread that counts while a long factorisation runs must count in
+    its middle too."""
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(2000, 2000))
+    Q = A @ A.T + np.eye(2000)
+    ticks, running = [], threading.Event()
+
+    def count():
+        running.set()
+        while running.is_set():
+            ticks.append(time.perf_counter())
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    running.wait()
+    try:
+        start = time.perf_counter()
+        assert plain_factor(Q, np.empty((2000, 2000)))
+        end = time.perf_counter()
+    finally:
+        running.clear()
+        counter.join()
+    middle = (start + 0.3 * (end - start), start + 0.7 * (end - start))
+    assert any(middle[0] < t < middle[1] for t in ticks)
 
 
 @pytest.mark.parametrize("bits", [False, True])

@@ -12,7 +12,7 @@ missing rows come from), ``matrix`` (``KernelMatrix`` and the memory budget).
 """
 
 from ..jit_cache import discard_stale_package_code
-from .blas import blas_dots, blas_threads, lower_solves
+from .blas import blas_dots, blas_threads, cholesky_in_place, lower_solves, pivoted_cholesky_in_place
 from .gram import mapped_array, norm_reach
 from .matrix import (
     KERNEL_MODES,
@@ -65,7 +65,7 @@ from .values import CompactRows, blas_dots_are_exact, dense_features, squared_no
 __all__ = [
     "KERNEL_MODES", "KernelMatrix", "default_memory_budget", "dots_fit_beside_gram", "gram_bytes",
     "memory_mb", "prefaulted_gram", "resolve_mode", "threads_may_share", "shared_dots", "blas_dots",
-    "blas_threads", "lower_solves",
+    "blas_threads", "lower_solves", "cholesky_in_place", "pivoted_cholesky_in_place",
     "CompactRows", "RowCache", "RowSource", "blas_dots_are_exact", "dense_features", "squared_norms",
     "kernel_cross_times", "ExactKernel", "gathered_times", "resolve_gamma", "takes_bit_sets", "resolve_n_jobs",
     "numba_threads", "concurrent_launches_are_safe", "chain_threads", "finished_future", "LIBSVM_CACHE_MB",

@@ -1,8 +1,13 @@
-"""BLAS's thread count, set per call by the size of the work.
+"""BLAS's thread count, set per call by the size of the work, and the BLAS and LAPACK routines
+called in place.
 
 Small matrix products alternate with the compiled parallel loops, and BLAS's threads and
 Numba's OpenMP threads then spin against each other for the cores; large ones pay for their
 threads. So every product this package takes from BLAS or LAPACK runs inside ``blas_threads``.
+
+The routines called here go through SciPy's Cython BLAS and LAPACK by ctypes, which lets go of
+Python's lock for the call: SciPy's ``scipy.linalg.lapack`` wrappers hold it, and a search's
+chains, threads of one process, then wait on each other's factorisations.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import ctypes
 
 import numpy as np
 from numba import get_num_threads
-from scipy.linalg import cython_blas
+from scipy.linalg import cython_blas, cython_lapack
 from threadpoolctl import ThreadpoolController
 
 # Matrix products with fewer multiply-adds run BLAS on one thread (see blas_dots).
@@ -56,11 +61,12 @@ def blas_dots(A: np.ndarray, B: np.ndarray, out: np.ndarray | None = None) -> np
         return np.matmul(A, B.T, out=out)
 
 
-def _blas_function(name: str, arguments: int):
-    """SciPy's BLAS routine ``name`` (``scipy.linalg.cython_blas``), to be called with a pointer
-    per argument as Fortran takes them: unlike ``scipy.linalg.blas``, it reads an array in place
-    at any leading dimension, where f2py copies a block of a larger array first."""
-    capsule = cython_blas.__pyx_capi__[name]
+def _routine(module, name: str, arguments: int):
+    """SciPy's BLAS or LAPACK routine ``name`` (``module``: ``scipy.linalg.cython_blas`` or
+    ``cython_lapack``), to be called with a pointer per argument as Fortran takes them: unlike
+    ``scipy.linalg.blas``, it reads an array in place at any leading dimension, where f2py copies
+    a block of a larger array first, and the call lets go of Python's lock."""
+    capsule = module.__pyx_capi__[name]
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -68,7 +74,9 @@ def _blas_function(name: str, arguments: int):
     return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * arguments)(get_pointer(capsule, get_name(capsule)))
 
 
-_DTRSM = _blas_function("dtrsm", 11)
+_DTRSM = _routine(cython_blas, "dtrsm", 11)
+_DPOTRF = _routine(cython_lapack, "dpotrf", 5)
+_DPSTRF = _routine(cython_lapack, "dpstrf", 9)
 
 
 def lower_solves(L: np.ndarray, m: int, B: np.ndarray) -> np.ndarray:
@@ -113,3 +121,63 @@ def _char(c: bytes):
 def _int(v: int):
     """A Fortran INTEGER argument (SciPy's BLAS takes 32 bits)."""
     return ctypes.byref(ctypes.c_int(v))
+
+
+def _square(Q: np.ndarray) -> int:
+    """Q's order, after checking it is a square C-contiguous float64 array."""
+    if not (Q.flags.c_contiguous and Q.dtype == np.float64 and Q.ndim == 2 and Q.shape[0] == Q.shape[1]):
+        raise ValueError("the factorisations take a square C-contiguous float64 array")
+    return Q.shape[0]
+
+
+def cholesky_in_place(Q: np.ndarray) -> int:
+    """LAPACK's dpotrf on the symmetric ``Q``, in place: its lower triangle becomes L (Q = L L'),
+    what lies above the diagonal is left as it was.
+
+    Parameters
+    ----------
+    Q : ndarray
+        Square, C-contiguous float64; overwritten.
+
+    Returns
+    -------
+    int
+        LAPACK's info: 0 where Q was positive definite, else the order of the first leading minor
+        that was not (the factor then holds only the rows before it).
+    """
+    m = _square(Q)
+    info = ctypes.c_int(0)
+    # Read as a Fortran array, Q's lower triangle is the upper one of Q' = Q: dpotrf's U, U' = L.
+    with blas_threads(m**3 / 3):
+        _DPOTRF(_char(b"U"), _int(m), ctypes.c_void_p(Q.ctypes.data), _int(max(m, 1)), ctypes.byref(info))
+    return info.value
+
+
+def pivoted_cholesky_in_place(Q: np.ndarray, tol: float) -> tuple[np.ndarray, int]:
+    """LAPACK's dpstrf on the symmetric positive semi-definite ``Q``, in place: its lower
+    triangle's first ``rank`` rows become L, the factor of Q's rows and columns in pivot order,
+    stopped where the pivots left are at most ``tol``.
+
+    Parameters
+    ----------
+    Q : ndarray
+        Square, C-contiguous float64; overwritten.
+    tol : float
+        The pivot at or below which the factorisation stops.
+
+    Returns
+    -------
+    tuple
+        (the pivot order, 1-based as LAPACK gives it, int32; the rank).
+    """
+    m = _square(Q)
+    pivots = np.zeros(m, dtype=np.int32)
+    work = np.empty(2 * m)
+    rank, info = ctypes.c_int(0), ctypes.c_int(0)
+    with blas_threads(m**3 / 3):
+        _DPSTRF(_char(b"U"), _int(m), ctypes.c_void_p(Q.ctypes.data), _int(max(m, 1)),
+                ctypes.c_void_p(pivots.ctypes.data), ctypes.byref(rank), ctypes.byref(ctypes.c_double(tol)),
+                ctypes.c_void_p(work.ctypes.data), ctypes.byref(info))
+    if info.value < 0:
+        raise ValueError(f"dpstrf refused argument {-info.value}")
+    return pivots, rank.value

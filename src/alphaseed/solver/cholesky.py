@@ -20,9 +20,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from scipy.linalg.lapack import dpotrf, dpstrf
-
-from ..kernel import blas_threads
+from ..kernel import cholesky_in_place, pivoted_cholesky_in_place
 
 DEPENDENT = 1e-12
 
@@ -280,6 +278,16 @@ def shrink(L, m, p):
         i0 += rows
 
 
+@njit(cache=True, nogil=True)
+def _lower_into(Q, L, m):
+    """The lower triangle of Q's first m rows into L's. Q may be L's own buffer (its first values,
+    rows of Q's length): a value's place in L lies at or after its place in Q, so copied from the
+    last value back, each covers only values already copied."""
+    for i in range(m - 1, -1, -1):
+        for j in range(i, -1, -1):
+            L[i, j] = Q[i, j]
+
+
 def pivoted_factor(Q: np.ndarray, L: np.ndarray, tol: float = DEPENDENT) -> np.ndarray:
     """Factor the symmetric positive semi-definite ``Q`` with pivoting (LAPACK's dpstrf) into L's
     leading block, stopping where the pivots left are at most ``tol`` (Q's diagonal is 1 for the
@@ -301,16 +309,8 @@ def pivoted_factor(Q: np.ndarray, L: np.ndarray, tol: float = DEPENDENT) -> np.n
     m = Q.shape[0]
     if m == 0:
         return np.zeros(0, dtype=np.int64)
-    # Q is symmetric, so its transpose is the same matrix in Fortran order: factored in place as
-    # the upper U (Q = U'U), it leaves L = U' in the lower triangle of Q's own rows.
-    with blas_threads(m**3 / 3):
-        factor, pivots, rank, _ = dpstrf(Q.T, lower=0, tol=tol, overwrite_a=1)
-    rows = factor.T
-    # Last row first: a row's place in L lies at or after its place in Q's rows, so in the
-    # shared buffer it only covers rows already moved (NumPy copies within a row with overlap
-    # handled).
-    for i in range(rank - 1, -1, -1):
-        L[i, :i + 1] = rows[i, :i + 1]
+    pivots, rank = pivoted_cholesky_in_place(Q, tol)
+    _lower_into(Q, L, rank)
     return (pivots[:rank] - 1).astype(np.int64)
 
 
@@ -334,12 +334,8 @@ def plain_factor(Q: np.ndarray, L: np.ndarray, tol: float = DEPENDENT) -> bool:
         ``tol`` (then L is not written, and Q holds rounding noise).
     """
     m = Q.shape[0]
-    with blas_threads(m**3 / 3):
-        factor, info = dpotrf(Q.T, lower=0, clean=0, overwrite_a=1)
-    rows = factor.T
     # dpstrf's test: a pivot is the diagonal of the Schur complement, the square of L's
-    if info != 0 or not (rows.diagonal() ** 2 > tol).all():
+    if cholesky_in_place(Q) != 0 or not (Q.diagonal() ** 2 > tol).all():
         return False
-    for i in range(m - 1, -1, -1):
-        L[i, :i + 1] = rows[i, :i + 1]
+    _lower_into(Q, L, m)
     return True
