@@ -121,8 +121,10 @@ def test_the_factors_are_lapacks_bit_for_bit():
     assert info == 0 and plain_factor(Q + np.eye(40), L)
     np.testing.assert_array_equal(np.tril(L[:40, :40]), np.tril(factor.T))
     factor, pivots, rank, info = lapack.dpstrf(Q, lower=0, tol=DEPENDENT)
-    for shared in (False, True):
-        L = np.full((45, 45), np.nan)
+    # L's rows as long as Q's, one longer (where a row copied left to right overwrites its own
+    # diagonal before reading it), and longer still
+    for width, shared in [(45, False), (40, True), (41, True), (45, True), (80, True)]:
+        L = np.full((width, width), np.nan)
         square = L.reshape(-1)[:40 * 40].reshape(40, 40) if shared else np.empty((40, 40))
         square[:] = Q
         taken = pivoted_factor(square, L, DEPENDENT)
@@ -139,6 +141,9 @@ def test_a_factorisation_lets_other_threads_run():
     rng = np.random.default_rng(0)
     A = rng.normal(size=(2000, 2000))
     Q = A @ A.T + np.eye(2000)
+    # compiled code loaded before the clock: loading inside the timed call would stretch it past
+    # the factorisation, and its middle could then fall outside a factorisation that holds the lock
+    assert plain_factor(np.eye(3), np.empty((3, 3)))
     ticks, running = [], threading.Event()
 
     def count():

@@ -331,7 +331,7 @@ def plain_factor(Q: np.ndarray, L: np.ndarray, tol: float = DEPENDENT) -> bool:
     -------
     bool
         Whether Q was factored so: False where a column lies in the span of those before it to
-        ``tol`` (then L is not written, and Q holds rounding noise).
+        ``tol`` (then Q holds rounding noise, and L is not written unless Q is its own buffer).
     """
     m = Q.shape[0]
     # dpstrf's test: a pivot is the diagonal of the Schur complement, the square of L's
