@@ -143,13 +143,14 @@ def cholesky_in_place(Q: np.ndarray) -> int:
     -------
     int
         LAPACK's info: 0 where Q was positive definite, else the order of the first leading minor
-        that was not (the factor then holds only the rows before it).
+        that was not (the factor then holds only the rows before it); a refused argument raises.
     """
     m = _square(Q)
     info = ctypes.c_int(0)
     # Read as a Fortran array, Q's lower triangle is the upper one of Q' = Q: dpotrf's U, U' = L.
     with blas_threads(m**3 / 3):
         _DPOTRF(_char(b"U"), _int(m), ctypes.c_void_p(Q.ctypes.data), _int(max(m, 1)), ctypes.byref(info))
+    _check_arguments("dpotrf", info)
     return info.value
 
 
@@ -178,6 +179,11 @@ def pivoted_cholesky_in_place(Q: np.ndarray, tol: float) -> tuple[np.ndarray, in
         _DPSTRF(_char(b"U"), _int(m), ctypes.c_void_p(Q.ctypes.data), _int(max(m, 1)),
                 ctypes.c_void_p(pivots.ctypes.data), ctypes.byref(rank), ctypes.byref(ctypes.c_double(tol)),
                 ctypes.c_void_p(work.ctypes.data), ctypes.byref(info))
-    if info.value < 0:
-        raise ValueError(f"dpstrf refused argument {-info.value}")
+    _check_arguments("dpstrf", info)
     return pivots, rank.value
+
+
+def _check_arguments(name: str, info) -> None:
+    """Raise where LAPACK's ``name`` refused an argument (a negative info): a call built wrong."""
+    if info.value < 0:
+        raise ValueError(f"{name} refused argument {-info.value}")
