@@ -16,6 +16,10 @@ unlike the defaults, and writes results/bench/search_rules.csv.
 
     python benchmarks/search_rules.py --case adult:5000 --C=-5:15:2 --gamma=3:-15:-2 \\
         --rule never:AUTO_DIRECT_FREE_SHARE=0 --rule always:AUTO_DIRECT_FREE_SHARE=1
+    python benchmarks/search_rules.py --case adult --folds 1 --C=-5:11:2 --gamma=-5:-5:1 --threads 2 \\
+        --repeats 2 --rule budget6:AUTO_SMO_ITERATIONS=6,AUTO_SMO_MIN_ITERATIONS=15000
+
+(the second: one gamma column's chain on the first of 5 folds of all of Adult).
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ def main() -> None:
     parser.add_argument("--C", default="-1:11:4", help="log2 C, begin:end:step (grid.py's)")
     parser.add_argument("--gamma", default="-1:-13:-4", help="log2 gamma, begin:end:step")
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--folds", type=int, help="search on the first FOLDS of the k splits only (a look "
+                        "at full size within a sitting); all k if not given")
     parser.add_argument("--rule", action="append", default=[], dest="rules",
                         help="name:CONSTANT=value[,CONSTANT=value], repeat for more")
     parser.add_argument("--repeats", type=int, default=3)
@@ -70,11 +76,13 @@ def main() -> None:
                         help="n_jobs and Numba's threads; 1 keeps each point's time its own")
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "search_rules.csv"))
     args = parser.parse_args()
+    if args.folds is not None and not 1 <= args.folds <= args.k:
+        parser.error(f"--folds must lie in [1, k = {args.k}]; got {args.folds}")
     rules = dict([("defaults", {})] + [parse_rule(text, training) for text in args.rules])
     numba.set_num_threads(args.threads)
     name, _, size = args.case.partition(":")
     X, y, _, seed = load_case(name, int(size) if size else None)
-    splits = list(StratifiedKFold(args.k, shuffle=True, random_state=seed).split(X, y))
+    splits = list(StratifiedKFold(args.k, shuffle=True, random_state=seed).split(X, y))[:args.folds]
     grid = {"C": [2.0**v for v in log2_range(args.C)], "gamma": [2.0**v for v in log2_range(args.gamma)]}
 
     def search(grid):
@@ -125,6 +133,7 @@ def main() -> None:
           f"; the best rule at each point {seconds.min(axis=1).sum():.3f}")
     print("points scoring unlike the defaults:", ", ".join(f"{rule} {n}" for rule, n in differing.items()))
     table.insert(0, "case", args.case)
+    table.insert(1, "folds", len(splits))
     write_csv(table, args.out)
 
 
