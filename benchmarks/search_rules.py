@@ -94,8 +94,9 @@ def main() -> None:
     search({"C": grid["C"][:1], "gamma": grid["gamma"][:1]})   # compiled, pools started
     searches, points = [], []
     for repeat in range(args.repeats):
-        # each repeat starts at the next rule: a search right after the data's load or another
-        # search runs its first points slower, and that must not fall on one rule every time
+        # each repeat starts at the next rule: a search's place in the order can cost its first
+        # points time (the first of each repeat did, once, by a cause not found), and that must
+        # not fall on one rule every time
         order = list(rules)[repeat % len(rules):] + list(rules)[:repeat % len(rules)]
         for rule in order:
             constants = rules[rule]
