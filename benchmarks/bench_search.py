@@ -49,7 +49,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import PEER_INPUTS, PEER_INPUTS_HELP, ROOT, load_case, peer_inputs, run_child, write_csv
+from common import (
+    PEER_INPUTS, PEER_INPUTS_HELP, ROOT, add_grid_arguments, check_grid_arguments, load_case, peer_inputs, run_child,
+    search_splits, write_csv,
+)
 
 VARIANTS = ("libsvm", "sklearn", "intelex", "cold", "seeded", "cold_active_set", "seeded_active_set",
             "seeded_auto", "defaults", "halving", "sklearn_halving", "intelex_halving")
@@ -67,11 +70,9 @@ def run_one(case: str, variant: str, given: str, log2_C: str, log2_gamma: str, k
             n_jobs: int) -> dict:
     """Runs inside the child process: one whole grid search, reported as a JSON line. ``given`` is a
     peer's input, ``dense`` or ``sparse`` (CSR); ours and LibSVM take the case's CSR matrix."""
-    from sklearn.model_selection import StratifiedKFold
-
     name, _, size = case.partition(":")
     X, y, _, seed = load_case(name, int(size) if size else None)
-    splits = list(StratifiedKFold(k, shuffle=True, random_state=seed).split(X, y))[:folds]
+    splits = search_splits(X, y, k, seed, folds)
     Cs = [2.0 ** v for v in log2_values(log2_C)]
     gammas = [2.0 ** v for v in log2_values(log2_gamma)]
     points = [(C, gamma) for C in Cs for gamma in gammas]
@@ -143,12 +144,7 @@ def run_one(case: str, variant: str, given: str, log2_C: str, log2_gamma: str, k
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", default="heart", help="dataset[:stratified sample size]")
-    parser.add_argument("--C", default="-5:15:2", help="log2 C, begin:end:step (grid.py's)")
-    parser.add_argument("--gamma", default="3:-15:-2", help="log2 gamma, begin:end:step")
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--folds", type=int, help="search on the first FOLDS of the k splits only "
-                        "(a look at full size within a sitting); all k if not given")
+    add_grid_arguments(parser, case="heart", C="-5:15:2", gamma="3:-15:-2")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
     parser.add_argument("--threads", type=int, default=1, help="threads of each variant")
     parser.add_argument("--jobs", type=int, default=1,
@@ -158,8 +154,7 @@ def main() -> None:
     # The child's arguments as one JSON object: a range like -5:15:2 would read as an option.
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.folds is not None and not 1 <= args.folds <= args.k:
-        parser.error(f"--folds must lie in [1, k = {args.k}]; got {args.folds}")
+    check_grid_arguments(parser, args)
     if args.one:
         print(json.dumps(run_one(**json.loads(args.one))))
         return

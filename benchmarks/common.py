@@ -34,17 +34,41 @@ def load_case(name: str, subsample: int | None):
     return X, y, config["datasets"][name], config["seed"]
 
 
+def search_splits(X, y, k: int, seed: int, folds: int | None = None) -> list:
+    """The (train, test) index arrays of the first ``folds`` (all if None) of ``StratifiedKFold``'s
+    k splits, shuffled with ``seed``: the splits every grid-search benchmark hands its variants."""
+    from sklearn.model_selection import StratifiedKFold
+
+    return list(StratifiedKFold(k, shuffle=True, random_state=seed).split(X, y))[:folds]
+
+
 def first_training_set(case: str, k: int):
     """(X, labels -1/+1, the first training set's indices) of ``case`` (dataset[:stratified sample
-    size]): the first of the k folds of ``StratifiedKFold`` shuffled with the config seed, as
-    ``bench_search.py`` splits."""
+    size]): the first of ``search_splits``' folds, as ``bench_search.py`` splits."""
     import numpy as np
-    from sklearn.model_selection import StratifiedKFold
 
     name, _, size = case.partition(":")
     X, y, _, seed = load_case(name, int(size) if size else None)
     y = np.where(y == y.max(), 1.0, -1.0)
-    return X, y, next(iter(StratifiedKFold(k, shuffle=True, random_state=seed).split(X, y)))[0]
+    return X, y, search_splits(X, y, k, seed, 1)[0][0]
+
+
+def add_grid_arguments(parser, *, case: str, C: str, gamma: str) -> None:
+    """The options of a grid-search benchmark's case, grid and splits, with these defaults."""
+    parser.add_argument("--case", default=case, help="dataset[:stratified sample size]")
+    parser.add_argument("--C", default=C, help="log2 C, begin:end:step (grid.py's)")
+    parser.add_argument("--gamma", default=gamma, help="log2 gamma, begin:end:step")
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--folds", type=int, help="search on the first FOLDS of the k splits only "
+                        "(a look at full size within a sitting); all k if not given")
+
+
+def check_grid_arguments(parser, args) -> None:
+    """Stop with an argument error where ``add_grid_arguments``' k or folds cannot split."""
+    if args.k < 2:
+        parser.error(f"--k must be at least 2; got {args.k}")
+    if args.folds is not None and not 1 <= args.folds <= args.k:
+        parser.error(f"--folds must lie in [1, k = {args.k}]; got {args.folds}")
 
 
 # The peers' input by the data's share of non-zero features: dense arrays from DENSE_SHARE up, CSR

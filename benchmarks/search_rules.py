@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import ROOT, load_case, write_csv
+from common import ROOT, add_grid_arguments, check_grid_arguments, load_case, search_splits, write_csv
 
 # The constants a rule may set: auto's, none of which changes what is optimal.
 RULE_CONSTANTS = ("AUTO_DIRECT_FREE_SHARE", "AUTO_DIRECT_ITERATIONS", "AUTO_SMO_ITERATIONS",
@@ -77,20 +77,13 @@ def parse_rule(text: str, training, parser: argparse.ArgumentParser) -> tuple[st
 
 def main() -> None:
     import numba
-    from sklearn.model_selection import StratifiedKFold
-
     import alphaseed
     from alphaseed.errors import ConfigError
     from alphaseed.pipeline.grid import log2_range
     from alphaseed.solver import training
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", default="adult:3000", help="dataset[:stratified sample size]")
-    parser.add_argument("--C", default="-1:11:4", help="log2 C, begin:end:step (grid.py's)")
-    parser.add_argument("--gamma", default="-1:-13:-4", help="log2 gamma, begin:end:step")
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--folds", type=int, help="search on the first FOLDS of the k splits only (a look "
-                        "at full size within a sitting); all k if not given")
+    add_grid_arguments(parser, case="adult:3000", C="-1:11:4", gamma="-1:-13:-4")
     parser.add_argument("--rule", action="append", default=[], dest="rules",
                         help="name:CONSTANT=value[,CONSTANT=value], repeat for more")
     parser.add_argument("--repeats", type=int, default=3)
@@ -98,10 +91,7 @@ def main() -> None:
                         help="n_jobs and Numba's threads; 1 keeps each point's time its own")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "search_rules.csv")
     args = parser.parse_args()
-    if args.k < 2:
-        parser.error(f"--k must be at least 2; got {args.k}")
-    if args.folds is not None and not 1 <= args.folds <= args.k:
-        parser.error(f"--folds must lie in [1, k = {args.k}]; got {args.folds}")
+    check_grid_arguments(parser, args)
     if args.repeats < 1 or args.threads < 1:
         parser.error(f"--repeats and --threads must be at least 1; got {args.repeats} and {args.threads}")
     try:
@@ -120,7 +110,7 @@ def main() -> None:
     numba.set_num_threads(args.threads)
     name, _, size = args.case.partition(":")
     X, y, _, seed = load_case(name, int(size) if size else None)
-    splits = list(StratifiedKFold(args.k, shuffle=True, random_state=seed).split(X, y))[:args.folds]
+    splits = search_splits(X, y, args.k, seed, args.folds)
 
     def search(points):
         found = alphaseed.GridSearchCV(alphaseed.SVC(), points, cv=splits, refit=False, n_jobs=args.threads)

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from common import load_case
+from common import load_case, search_splits
 
 
 def log2_range(text: str) -> list[float]:
@@ -24,7 +24,6 @@ def log2_range(text: str) -> list[float]:
 
 
 def main() -> None:
-    from sklearn.model_selection import StratifiedKFold
 
     from alphaseed.sklearn import search_column
     from alphaseed.solver import SolverOptions, warmup
@@ -40,7 +39,7 @@ def main() -> None:
     name, _, size = args.case.partition(":")
     X, y, _, seed = load_case(name, int(size) if size else None)
     codes = np.where(y > 0, 0, 1)   # search_column's class codes; class 0 is LibSVM's +1
-    splits = list(StratifiedKFold(args.k, shuffle=True, random_state=seed).split(X, y))
+    splits = search_splits(X, y, args.k, seed)
     Cs, gammas = log2_range(args.C), log2_range(args.gamma)
     warmup()
     scores = {}
