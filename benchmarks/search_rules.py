@@ -77,6 +77,7 @@ def parse_rule(text: str, training, parser: argparse.ArgumentParser) -> tuple[st
 
 def main() -> None:
     import numba
+
     import alphaseed
     from alphaseed.errors import ConfigError
     from alphaseed.pipeline.grid import log2_range
