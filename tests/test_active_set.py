@@ -384,6 +384,51 @@ def test_the_free_alphas_solve_the_bordered_system():
     np.testing.assert_allclose(np.linalg.solve(system, rhs)[:-1], a[F], rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.parametrize("seed, C, weight", [(0, 2.0, 1.0), (1, 5.0, 1.0), (2, 1.0, 3.0)])
+def test_the_slope_is_the_paths_direction(seed, C, weight):
+    """Against the path's finite difference, the optimum at C and at C (1 + 1e-4) on the same free
+    set: catches a slope that leaves out what the bounded alphas add as C grows (G_bar), has the
+    multiplier's share or a sign wrong, moves the bounded alphas other than with their bounds (C
+    of their class), or is the scaled solution's."""
+    X, y = problem(n=120, d=5, seed=seed, sep=0.2)
+    exact = KernelMatrix(X, 0.5, mode="gram").exact(np.arange(y.size))
+    bounds = np.where(y > 0, weight * C, C)
+    here = finish(exact, y, bounds, np.zeros(y.size), 1e-10)
+    step = 1e-4
+    there = finish(exact, y, (1 + step) * bounds, (1 + step) * here.alpha, 1e-10)
+    free = (here.alpha > 0) & (here.alpha < bounds)
+    assert here.optimal and there.optimal and free.sum() > 5 and (here.alpha >= bounds).sum() > 5
+    np.testing.assert_array_equal(free, (there.alpha > 0) & (there.alpha < (1 + step) * bounds))
+    np.testing.assert_allclose(here.slope, (there.alpha - here.alpha) / step, atol=1e-6 * C)
+    assert np.abs(here.slope - here.alpha).max() > 0.1 * C
+
+
+def test_the_slope_moves_an_alpha_of_f_left_at_its_bound_with_f():
+    """A naive twin of ``path_slope`` (the bordered system solved densely) where rounding left a
+    member of F exactly at its upper bound, so that G_bar counts it: catches a slope that takes
+    G_bar on F as it is, which moves that alpha both with F and with C."""
+    X, y = problem(n=40, seed=3)
+    exact = KernelMatrix(X, 0.5, mode="gram").exact(np.arange(y.size))
+    Q = np.outer(y, y) * exact.rows(np.arange(y.size))
+    bounds = np.full(y.size, 2.0)
+    F = np.arange(10)
+    alpha = np.where(np.arange(y.size) < 20, 1.0, 0.0)
+    alpha[20:25] = 2.0   # U
+    alpha[3] = 2.0       # a member of F at its bound
+    m = F.size
+    L = np.zeros((m + 1, m + 1))
+    L[:m, :m] = np.linalg.cholesky(Q[np.ix_(F, F)])
+    G_bar = Q[:, alpha >= bounds] @ bounds[alpha >= bounds]
+    slope = active_set.path_slope(L, Q[F].copy(), np.arange(m), F.copy(), y[F].copy(), m, alpha, bounds, y, G_bar)
+    U = np.arange(20, 25)
+    system = np.block([[Q[np.ix_(F, F)], y[F, None]], [y[None, F], np.zeros((1, 1))]])
+    rhs = np.concatenate([-Q[np.ix_(F, U)] @ bounds[U], [-y[U] @ bounds[U]]])
+    expected = np.zeros(y.size)
+    expected[F] = np.linalg.solve(system, rhs)[:m]
+    expected[U] = bounds[U]
+    np.testing.assert_allclose(slope, expected, rtol=1e-9, atol=1e-9)
+
+
 # --- hard cases --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flip", [False, True])

@@ -7,6 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV as ScikitGridSearchCV
 from sklearn.model_selection import KFold, PredefinedSplit, ShuffleSplit
@@ -95,6 +97,59 @@ def test_a_seed_from_a_smaller_C_carries_the_exact_gradient(rule):
     Q = kernel.block(index, index).astype(np.float64) * np.outer(y, y)
     np.testing.assert_allclose(G, Q @ alpha - 1.0, atol=1e-6)
     np.testing.assert_allclose(G_bar, 4.0 * Q[:, alpha >= 4.0].sum(axis=1), atol=1e-6)
+
+
+def test_a_seed_along_the_path_is_the_optimum_until_the_free_set_changes():
+    """Catches a path seed that does not follow the path: from the optimum at C = 1, the seed at
+    C = 1.0001 is still optimal (its free set unchanged), where scaling's is not; and one that takes
+    the path for a gradient or leaves the box or y'alpha = 0 once the line is clipped far along."""
+    from alphaseed.solver.active_set import exact_gradient, gap
+
+    X, y = two_moons(3, n=80)
+    y = np.where(y == "up", 1.0, -1.0)
+    kernel = KernelMatrix(X, 0.4, mode="gram")
+    index = np.arange(y.size)
+    exact = kernel.exact(index)
+    below = solve(kernel, y, index, 1.0, options=SolverOptions(solver="active_set", eps=1e-9))
+
+    def gap_at(alpha, C):
+        return gap(y, alpha, np.full(y.size, C), exact_gradient(exact, y, alpha))
+
+    path, gradient = seed_from_smaller_C(below, 1.0, 1.0001, "path", y)
+    assert gradient is None
+    assert gap_at(path, 1.0001) < 1e-7 < 1e-5 < gap_at(seed_from_smaller_C(below, 1.0, 1.0001, "scale")[0], 1.0001)
+    for C in (4.0, 64.0, 1e4):
+        far, _ = seed_from_smaller_C(below, 1.0, C, "path", y)
+        assert 0 <= far.min() and far.max() <= C and abs(y @ far) <= 1e-9 * max(1.0, far.sum())
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 1000), log_C=st.floats(-3, 6), log_step=st.floats(0.01, 8), log_gamma=st.floats(-4, 1))
+def test_property_a_seed_along_the_path_is_feasible(seed, log_C, log_step, log_gamma):
+    """Catches a path seed that leaves [0, C] or y'alpha = 0 wherever its line is clipped, at any C
+    and step: from 1e-3 (every alpha at the bound) to 1e6 (every one free or zero)."""
+    X, y = two_moons(seed, n=40)
+    y = np.where(y == "up", 1.0, -1.0)
+    kernel = KernelMatrix(X, 10.0**log_gamma, mode="gram")
+    C = 10.0**log_C
+    below = solve(kernel, y, np.arange(y.size), C, options=SolverOptions(solver="active_set"))
+    larger = C * 10.0**log_step
+    alpha, _ = seed_from_smaller_C(below, C, larger, "path", y)
+    assert 0 <= alpha.min() and alpha.max() <= larger
+    assert abs(y @ alpha) <= 1e-9 * max(1.0, alpha.sum())
+
+
+def test_a_path_seed_from_smo_s_solution_scales():
+    """Catches a path seed that keeps or fails where the solution came from SMO, which has no slope."""
+    X, y = two_moons(2, n=60)
+    y = np.where(y == "up", 1.0, -1.0)
+    kernel = KernelMatrix(X, 0.4, mode="gram")
+    below = solve(kernel, y, np.arange(60), 1.0)
+    assert below.slope is None
+    alpha, (G, G_bar) = seed_from_smaller_C(below, 1.0, 4.0, "path", y)
+    scaled, (G_scaled, _) = seed_from_smaller_C(below, 1.0, 4.0, "scale")
+    np.testing.assert_array_equal(alpha, scaled)
+    np.testing.assert_array_equal(G, G_scaled)
 
 
 def test_any_folds_uneven_and_leave_one_out():
@@ -273,12 +328,13 @@ def test_a_column_seeds_each_round_from_the_round_a_naive_loop_names():
     np.testing.assert_array_equal([found[C].iterations for C in Cs], expected)
 
 
-@pytest.mark.parametrize("c_seed, rules", [("gap", ["scale", "gap"]), ("keep", ["keep", "keep"])])
-def test_a_chain_seeds_a_direct_active_set_start_by_scaling(monkeypatch, c_seed, rules):
+@pytest.mark.parametrize("c_seed, rules", [("gap", ["path", "gap"]), ("keep", ["keep", "keep"])])
+def test_a_chain_seeds_a_direct_active_set_start_along_the_path(monkeypatch, c_seed, rules):
     """Catches a chain that seeds a C going straight to the active set by the gap rule, which may
     keep: every alpha at the smaller C's bound turns free, and each that must leave F takes a Newton
     step (1,171 steps against 390-416 on the other splits at the Adult 5,000 sample's (11, -7)); and
-    one that overrides a rule the caller chose, or scales where SMO's budget comes first."""
+    one that overrides a rule the caller chose, or follows the path where SMO's budget comes first
+    (SMO needs the gradient, which the path's seed does not carry)."""
     from types import SimpleNamespace
 
     from alphaseed.sklearn import grid_search

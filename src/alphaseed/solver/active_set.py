@@ -89,6 +89,9 @@ class Finish:
         Why it gave up ('' where optimal).
     gradient_bar : ndarray or None
         LibSVM's G_bar at alpha, from float64 kernel values, where ``optimal``; else None.
+    slope : ndarray or None
+        Where ``optimal``, d alpha / d ln C along the regularisation path at alpha (``path_slope``):
+        the solution at s C is alpha + (s - 1) slope for as long as the free set holds. Else None.
     """
 
     alpha: np.ndarray
@@ -100,6 +103,7 @@ class Finish:
     gap: float
     why: str = ""
     gradient_bar: np.ndarray | None = None
+    slope: np.ndarray | None = None
 
 
 @njit(cache=True, nogil=True)
@@ -391,7 +395,9 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
             G, upper = _gradient_with_rows(kernel, y, alpha, bounds, slots[:m], rowQ[:m], by_row, upper)
             current = gap(y, alpha, bounds, G)
             if current <= eps:
-                return Finish(alpha, G, True, steps, entered, left, current, gradient_bar=y * upper[1])
+                G_bar = y * upper[1]
+                slope = path_slope(L, rowQ, where, slots, yF, m, alpha, bounds, y, G_bar)
+                return Finish(alpha, G, True, steps, entered, left, current, gradient_bar=G_bar, slope=slope)
             fresh += 1
             if fresh > MAX_FRESH:
                 break
@@ -427,6 +433,34 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
             in_free[:] = False
             in_free[slots[:m]] = True
     return Finish(alpha, G, False, steps, entered, left, gap(y, alpha, bounds, G), "too many face optima")
+
+
+def path_slope(L, rowQ, where, slots, yF, m, alpha, bounds, y, G_bar) -> np.ndarray:
+    """d alpha / d ln C at the optimum alpha, its free set F (m positions, Q_FF's factor L) held.
+
+    With F free and the rest U at their bounds C_j (linear in C) or at 0, the optimality
+    conditions Q_FF alpha_F + Q_FU C_U + lambda y_F = 1 and y_F' alpha_F + y_U' C_U = 0 are
+    linear in C, so the solution moves along a line until an alpha of F meets a bound or one
+    outside F turns violating (the regularisation path of Hastie et al.). Its direction per unit
+    of ln C is C_U on U and, on F, the b of the bordered system
+        Q_FF b + mu y_F = -Q_FU C_U,    y_F' b = -y_U' C_U,
+    one solve with the factor at hand. Q_FU C_U is G_bar on F, less what an alpha of F left
+    exactly at its upper bound put into G_bar (that one moves with F here). Free alphas outside F
+    (duplicates of its members) keep their values: slope 0.
+    """
+    slope = np.where((alpha >= bounds), bounds, 0.0)
+    if m == 0:
+        return slope
+    members = slots[:m]
+    slope[members] = 0.0
+    on_F = G_bar[members].copy()
+    for position in np.flatnonzero(alpha[members] >= bounds[members]):
+        on_F -= bounds[members[position]] * rowQ[where[position], members]
+    u, w, b = np.empty(m), np.empty(m), np.empty(m)
+    solve_pair(L, m, -on_F, yF[:m].copy(), u, w)
+    _combine(u, w, yF, b, m, float(y @ slope))
+    slope[members] = b
+    return slope
 
 
 @contextmanager

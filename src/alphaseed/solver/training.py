@@ -122,6 +122,9 @@ class SolveResult:
     finisher : str
         The solver that reached the solution: ``smo``, or ``active_set`` where its finish was
         optimal on its own.
+    slope : ndarray or None
+        Where the active set finished: d alpha / d ln C along the regularisation path
+        (``active_set.path_slope``), which seeds the next C of a search. Else None.
     """
     alpha: np.ndarray
     gradient: np.ndarray
@@ -137,6 +140,7 @@ class SolveResult:
     kernel: KernelCounts = field(default_factory=KernelCounts)
     newton_steps: int = 0
     finisher: str = "smo"
+    slope: np.ndarray | None = None
 
 
 def check_labels(y: np.ndarray) -> np.ndarray:
@@ -356,7 +360,7 @@ def _solve_active_set(kernel: KernelMatrix, y, index, C: tuple, alpha, options: 
         seconds_gradient_init=0.0, seconds_train=time.perf_counter() - clock,
         n_sv=int(np.count_nonzero(alpha > 0)), n_bounded_sv=int(np.count_nonzero(alpha >= bounds)),
         newton_steps=done.steps,
-        finisher="active_set")
+        finisher="active_set", slope=done.slope)
 
 
 def _one_class(alpha, y_train) -> SolveResult:
