@@ -406,7 +406,8 @@ def test_the_slope_is_the_paths_direction(seed, C, weight):
 def test_the_slope_moves_an_alpha_of_f_left_at_its_bound_with_f():
     """A naive twin of ``path_slope`` (the bordered system solved densely) where rounding left a
     member of F exactly at its upper bound, so that G_bar counts it: catches a slope that takes
-    G_bar on F as it is, which moves that alpha both with F and with C."""
+    G_bar on F as it is, which moves that alpha both with F and with C; and, with F empty, one
+    that leaves the bounded alphas where they are."""
     X, y = problem(n=40, seed=3)
     exact = KernelMatrix(X, 0.5, mode="gram").exact(np.arange(y.size))
     Q = np.outer(y, y) * exact.rows(np.arange(y.size))
@@ -427,6 +428,9 @@ def test_the_slope_moves_an_alpha_of_f_left_at_its_bound_with_f():
     expected[F] = np.linalg.solve(system, rhs)[:m]
     expected[U] = bounds[U]
     np.testing.assert_allclose(slope, expected, rtol=1e-9, atol=1e-9)
+    # with F empty, only the bounded alphas move, each with its bound
+    empty = active_set.path_slope(L, Q[F].copy(), np.arange(m), F.copy(), y[F].copy(), 0, alpha, bounds, y, G_bar)
+    np.testing.assert_array_equal(empty, np.where(alpha >= bounds, bounds, 0.0))
 
 
 # --- hard cases --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV as ScikitGridSearchCV
@@ -20,7 +20,7 @@ from alphaseed.sklearn import C_SEEDS, search_column, seed_from_smaller_C
 from alphaseed.sklearn.one_vs_one import grouped_by_class
 from alphaseed.pipeline.searches import SearchSpec, run_search
 from alphaseed.report.search import compare_methods, merge_searches, write_search
-from alphaseed.solver import SolverOptions, solve
+from alphaseed.solver import SolverOptions, check_warm_start, solve
 
 GRID = {"C": [0.25, 2.0, 16.0, 128.0], "gamma": [0.05, 0.5, "scale"]}
 
@@ -125,9 +125,12 @@ def test_a_seed_along_the_path_is_the_optimum_until_the_free_set_changes():
 
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 1000), log_C=st.floats(-3, 6), log_step=st.floats(0.01, 8), log_gamma=st.floats(-4, 1))
+@example(seed=77, log_C=3.4003, log_step=7.457, log_gamma=-0.3276)
 def test_property_a_seed_along_the_path_is_feasible(seed, log_C, log_step, log_gamma):
-    """Catches a path seed that leaves [0, C] or y'alpha = 0 wherever its line is clipped, at any C
-    and step: from 1e-3 (every alpha at the bound) to 1e6 (every one free or zero)."""
+    """Catches a path seed that leaves [0, C] or y'alpha = 0 wherever its line is clipped, or that
+    ``solve``'s check refuses (alphas within rounding of a bound, put on it, unbalance the sum: a
+    hard-margin solution's free alphas stay tiny beside a far larger C), at any C and step: from
+    1e-3 (every alpha at the bound) to 1e6 (every one free or zero), steps up to 1e8."""
     X, y = two_moons(seed, n=40)
     y = np.where(y == "up", 1.0, -1.0)
     kernel = KernelMatrix(X, 10.0**log_gamma, mode="gram")
@@ -135,8 +138,33 @@ def test_property_a_seed_along_the_path_is_feasible(seed, log_C, log_step, log_g
     below = solve(kernel, y, np.arange(y.size), C, options=SolverOptions(solver="active_set"))
     larger = C * 10.0**log_step
     alpha, _ = seed_from_smaller_C(below, C, larger, "path", y)
-    assert 0 <= alpha.min() and alpha.max() <= larger
-    assert abs(y @ alpha) <= 1e-9 * max(1.0, alpha.sum())
+    np.testing.assert_array_equal(check_warm_start(alpha, y, larger), alpha)
+
+
+def test_a_seed_along_the_path_moves_only_the_free_set():
+    """Catches a path seed that shifts the zeros or the bounded alphas to balance y'alpha: they
+    stay at 0 and go to the new C, as on the path."""
+    X, y = two_moons(4, n=80)
+    y = np.where(y == "up", 1.0, -1.0)
+    kernel = KernelMatrix(X, 0.4, mode="gram")
+    for C in (1e-3, 2.0):
+        below = solve(kernel, y, np.arange(y.size), C, options=SolverOptions(solver="active_set"))
+        alpha, _ = seed_from_smaller_C(below, C, 16 * C, "path", y)
+        assert (alpha[below.alpha == 0] == 0).all() and (alpha[below.alpha >= C] == 16 * C).all()
+    assert (below.alpha == 0).any() and ((below.alpha > 0) & (below.alpha < C)).any()
+
+
+def test_a_path_seed_that_cannot_be_balanced_scales(monkeypatch):
+    """Catches a path seed that hands the solver the cold start (or nothing) where balancing fails."""
+    from alphaseed.sklearn import grid_search
+
+    X, y = two_moons(2, n=60)
+    y = np.where(y == "up", 1.0, -1.0)
+    below = solve(KernelMatrix(X, 0.4, mode="gram"), y, np.arange(60), 2.0,
+                  options=SolverOptions(solver="active_set"))
+    monkeypatch.setattr(grid_search, "adjust_alpha", lambda alpha, *args: np.zeros_like(alpha))
+    np.testing.assert_array_equal(seed_from_smaller_C(below, 2.0, 8.0, "path", y)[0],
+                                  seed_from_smaller_C(below, 2.0, 8.0, "scale")[0])
 
 
 def test_a_path_seed_from_smo_s_solution_scales():

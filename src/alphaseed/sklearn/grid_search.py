@@ -13,7 +13,8 @@ fits every (point, fold) from scratch. Here, for each gamma (a *column* of the g
   each split, every pair predicts the whole test fold and the pairs vote, as ``SVC`` does;
 - the gradient comes with every seed: carried from the previous split (``solver.solve``'s
   ``previous``), and from the previous C in closed form (no kernel value needed, see
-  ``seed_from_smaller_C``);
+  ``seed_from_smaller_C``), except the start along the path for a run of the active set, which
+  computes its own;
 - a split's chain over the larger C values depends on nothing but its round at the smallest C,
   and a pair of classes on nothing but its own rounds, so the splits' chains and a split's pairs
   run at once, as threads that share the kernel (``search_column``).
@@ -66,7 +67,7 @@ from ..kernel import (
 )
 from ..errors import SolverInputError
 from ..seeding import SEEDERS, adjust_alpha
-from ..solver import SolverOptions, options_at_larger_C, reusing_memory, support_coefficients, warmup
+from ..solver import SolverOptions, check_warm_start, options_at_larger_C, reusing_memory, support_coefficients, warmup
 from .one_vs_one import class_pairs, grouped_by_class, pair_problem
 from .svc import SVC, encode_classes, solver_options
 
@@ -185,10 +186,12 @@ def along_path(prev, C_prev: float, C: float, y) -> np.ndarray:
     The solution moves along a line in C until its free set changes (``SolveResult.slope``);
     ``scale`` follows the line that keeps every free alpha's share of C instead. The grid's steps
     in C pass many of the path's turns, so the line's end is clipped into [0, C] and y'alpha
-    balanced again by shifting the alphas that moved (``adjust_alpha``). From there the active set
-    takes far fewer Newton steps than from ``scale``'s start, each step taking one index out of
-    the free set (docs: benchmarks, "Seeding the active set along the path"); where it cannot
-    balance, the start is ``scale``'s.
+    balanced again by shifting the free set's alphas below C_prev (``adjust_alpha``); the others
+    stay at 0 or at C. Where the kernel is not flat the active set then takes fewer Newton steps
+    than from ``scale``'s start, each step taking one index out of the free set (docs:
+    benchmarks, "Seeding the active set along the path"). Where that start cannot be balanced or
+    is refused by ``solve``'s check, the start is ``scale``'s. One C for both classes: a search
+    takes no class weights.
 
     Parameters
     ----------
@@ -208,8 +211,13 @@ def along_path(prev, C_prev: float, C: float, y) -> np.ndarray:
     moved = np.flatnonzero((prev.slope != 0.0) & (prev.alpha < C_prev))
     inside = moved[(alpha[moved] > 0.0) & (alpha[moved] < C)]
     seed = adjust_alpha(alpha, y, C, [inside, moved])
-    if seed.any() or not prev.alpha.any():
-        return seed
+    if seed.any():
+        try:
+            # solve's own check, which puts an alpha within rounding of a bound on it: a balanced
+            # seed fails it where the line left free alphas tiny beside a far larger C
+            return check_warm_start(seed, y, C)
+        except SolverInputError:
+            pass
     return seed_from_smaller_C(prev, C_prev, C, "scale")[0]
 
 

@@ -457,7 +457,7 @@ def path_slope(L, rowQ, where, slots, yF, m, alpha, bounds, y, G_bar) -> np.ndar
     for position in np.flatnonzero(alpha[members] >= bounds[members]):
         on_F -= bounds[members[position]] * rowQ[where[position], members]
     u, w, b = np.empty(m), np.empty(m), np.empty(m)
-    solve_pair(L, m, -on_F, yF[:m].copy(), u, w)
+    solve_pair(L, m, -on_F, yF, u, w)
     _combine(u, w, yF, b, m, float(y @ slope))
     slope[members] = b
     return slope
