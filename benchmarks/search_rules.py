@@ -5,6 +5,8 @@
 are ("defaults") and once under each ``--rule``: a name and the ``solver.training`` constants it
 sets for that search only (``AUTO_DIRECT_FREE_SHARE``: 0 starts a chain's run in the active set
 only where the run before left no support vector free, 1 wherever the run before was a tail;
+``AUTO_DIRECT_PATH_TURNS``: the share of the free set the path must carry out of its box for a
+run the active set finished to send the next C straight on whatever its free set, inf never;
 ``AUTO_DIRECT_ITERATIONS``: how long a run SMO ended must have been to count as a tail;
 ``AUTO_SMO_ITERATIONS`` and ``AUTO_SMO_MIN_ITERATIONS``: SMO's budget before the finish). Each
 point's time is its fits' (``cv_results_``'s ``mean_fit_time`` times the splits), the median over
@@ -39,8 +41,8 @@ import pandas as pd
 from common import ROOT, add_grid_arguments, check_grid_arguments, load_case, search_splits, write_csv
 
 # The constants a rule may set: auto's, none of which changes what is optimal.
-RULE_CONSTANTS = ("AUTO_DIRECT_FREE_SHARE", "AUTO_DIRECT_ITERATIONS", "AUTO_SMO_ITERATIONS",
-                  "AUTO_SMO_MIN_ITERATIONS")
+RULE_CONSTANTS = ("AUTO_DIRECT_FREE_SHARE", "AUTO_DIRECT_PATH_TURNS", "AUTO_DIRECT_ITERATIONS",
+                  "AUTO_SMO_ITERATIONS", "AUTO_SMO_MIN_ITERATIONS")
 BASELINE = "defaults"
 # A point is shown where its slowest rule takes this much longer than its fastest, and
 # SHOWN_MARGIN seconds more: shorter points differ by the clock's noise alone.

@@ -717,7 +717,7 @@ def test_a_larger_C_goes_on_as_the_smaller_showed():
     smo_run = replace(small, iterations=160, newton_steps=0, finisher="smo")   # 1.6 an instance
 
     def after(result, step=4.0, asked=auto, options=auto, seeded=True):
-        return options_at_larger_C(options, asked, result, step=step, seeded=seeded)
+        return options_at_larger_C(options, asked, result, C=1.0, step=step, seeded=seeded)
 
     assert after(replace(smo_run, iterations=2_000, iteration_cap_hit=True), step=16.0) is auto  # the caller's cap
     assert after(small, asked=smo, options=smo) is smo
@@ -745,6 +745,65 @@ def test_a_larger_C_goes_on_as_the_smaller_showed():
     assert after(large, asked=direct) is auto
     stuck = after(gave_up)
     assert after(base, asked=stuck) is stuck                        # SMO for the rest of the chain
+
+
+def turning_result(turning_up=3):
+    """A run the active set finished at C = 1 on 100 instances: 40 free at 0.5, 20 at C, 40 at 0,
+    and its path's slope, along which at the next C = 4 (line 0.5 + 3 slope, box [0, 4]) 4 free
+    alphas fall below 0 and ``turning_up`` pass 4. The other free ones stay inside: 10 that only a
+    line of step times the slope (0.5 + 4) would carry past 4, 10 that only the smaller C's box
+    would see leave, and the rest; the bounded ones' slope is their C, so their line ends on the
+    box's edge."""
+    from dataclasses import replace
+
+    X, y = problem(n=100)
+    base = solve(KernelMatrix(X, 0.5), y, np.arange(100), 1.0)
+    alpha = np.r_[np.full(40, 0.5), np.ones(20), np.zeros(40)]
+    free_slopes = np.r_[np.full(4, -0.2), np.full(turning_up, 1.2), np.full(10, 1.0), np.full(10, 0.2),
+                        np.full(16 - turning_up, 0.1)]
+    slope = np.r_[free_slopes, np.ones(20), np.zeros(40)]
+    return replace(base, alpha=alpha, slope=slope, n_sv=60, n_bounded_sv=20, newton_steps=12,
+                   finisher="active_set")
+
+
+def test_the_path_s_turns_are_the_free_alphas_its_line_carries_out_of_the_box():
+    # catches turns counted against the smaller C's box, a line of step rather than step - 1 times
+    # the slope, a bound alpha (whose line ends on the edge) or one at 0 counted, a lower or an
+    # upper edge left out, and a run without a slope given turns
+    from dataclasses import replace
+
+    from alphaseed.solver.training import path_turns
+
+    result = turning_result()
+    assert path_turns(result, 1.0, 4.0) == pytest.approx(7 / 40)
+    assert path_turns(turning_result(turning_up=0), 1.0, 4.0) == pytest.approx(4 / 40)
+    assert path_turns(replace(result, slope=None), 1.0, 4.0) == 0.0
+    no_free = replace(result, alpha=np.r_[np.zeros(40), np.ones(20), np.zeros(40)])
+    assert path_turns(no_free, 1.0, 4.0) == 0.0
+
+
+def test_a_path_that_turns_often_sends_a_large_free_set_straight_to_the_active_set(monkeypatch):
+    # 40 % free is past AUTO_DIRECT_FREE_SHARE: catches a rule that leaves such a run with SMO's
+    # budget whatever its path, one that sends it straight on at few turns, without a seed, or
+    # after a finish that gave up, and one that reads the share of turns but not its constant
+    from dataclasses import replace
+
+    import alphaseed.solver.training as training
+    from alphaseed.solver import options_at_larger_C
+
+    auto = SolverOptions(solver="auto")
+
+    def after(result, seeded=True):
+        return options_at_larger_C(auto, auto, result, C=1.0, step=4.0, seeded=seeded)
+
+    often, seldom = turning_result(), turning_result(turning_up=0)   # 17.5 % and 10 % of F turn
+    assert after(often).solver == "active_set"
+    assert after(seldom) is auto
+    assert after(often, seeded=False) is auto
+    assert after(replace(often, slope=None)) is auto
+    assert after(replace(often, finisher="smo")).solver == "smo"
+    monkeypatch.setattr(training, "AUTO_DIRECT_PATH_TURNS", 0.1)
+    assert after(seldom).solver == "active_set"
 
 
 def test_a_search_column_hands_each_larger_C_to_the_solver_the_smaller_showed(monkeypatch):

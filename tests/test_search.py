@@ -381,7 +381,8 @@ def test_a_chain_seeds_a_direct_active_set_start_along_the_path(monkeypatch, c_s
 @pytest.mark.parametrize("seeder, c_seed, seeded", [(object(), "gap", True), (object(), "none", True),
                                                      (None, "gap", False)])
 def test_a_chain_asks_the_rule_with_its_step_in_C_and_whether_it_seeds(monkeypatch, seeder, c_seed, seeded):
-    """Catches a chain that hands the rule a wrong step (C itself, 1, the smaller over the larger),
+    """Catches a chain that hands the rule a wrong step (C itself, 1, the smaller over the larger)
+    or the larger C as the smaller run's,
     one that stops asking where it does not seed along C (SMO for the rest of a chain whose active
     set gave up, the direct start from the splits' seed), one that tells the rule a cold chain is
     seeded (its direct start would start from zero), and one that runs other options than the
@@ -393,8 +394,8 @@ def test_a_chain_asks_the_rule_with_its_step_in_C_and_whether_it_seeds(monkeypat
     answers = iter([SolverOptions(solver="active_set"), SolverOptions(solver="smo")])
     asked, ran = [], []
 
-    def rule(options, last, result, *, step, seeded):
-        asked.append((step, seeded))
+    def rule(options, last, result, *, C, step, seeded):
+        asked.append((C, step, seeded))
         return next(answers)
 
     def run_round(*args, options, **kwargs):
@@ -407,7 +408,7 @@ def test_a_chain_asks_the_rule_with_its_step_in_C_and_whether_it_seeds(monkeypat
     chain = grid_search._Chain(None, None, np.ones(4), (np.arange(4), np.arange(0)),
                                options=SolverOptions(solver="auto"), seeder=seeder, c_seed=c_seed, previous={})
     chain._rounds([1.0, 4.0, 64.0])
-    assert asked == [(4.0, seeded), (16.0, seeded)]
+    assert asked == [(1.0, 4.0, seeded), (4.0, 16.0, seeded)]
     assert ran == ["auto", "active_set", "smo"]
 
 

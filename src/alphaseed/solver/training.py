@@ -16,8 +16,8 @@ from ..kernel import (
 from .active_set import finish, libsvm_rho
 from .carry import carry_gradient
 from .options import (
-    AUTO_DIRECT_FREE_SHARE, AUTO_DIRECT_ITERATIONS, AUTO_SMO_ITERATIONS, AUTO_SMO_MIN_ITERATIONS, SOLVERS,
-    TAIL_ITERATIONS, SolverOptions,
+    AUTO_DIRECT_FREE_SHARE, AUTO_DIRECT_ITERATIONS, AUTO_DIRECT_PATH_TURNS, AUTO_SMO_ITERATIONS,
+    AUTO_SMO_MIN_ITERATIONS, SOLVERS, TAIL_ITERATIONS, SolverOptions,
 )
 from .penalty import check_C, class_bounds, upper_bounds
 from .smo import smo_loop
@@ -292,7 +292,7 @@ def _auto_budget(l: int) -> int:
 
 
 def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: SolveResult, *,
-                        step: float, seeded: bool) -> SolverOptions:
+                        C: float, step: float, seeded: bool) -> SolverOptions:
     """The options of the next run on the same training set at a larger C (a search's chain).
 
     Under ``auto`` the chain remembers what its last run showed. A run whose active set gave up
@@ -301,7 +301,11 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     budget, where its free set was small (at most ``AUTO_DIRECT_FREE_SHARE`` of the training set):
     from a seed the active set takes some hundreds of steps whose cost grows as the free set's
     square, while the budget's SMO iterations cost about the same whatever the free set, and the
-    tail grows with C. A tail is here a run that SMO left and the active set finished, or one that
+    tail grows with C. Where the active set finished the run, its path's line also counts the free
+    alphas that leave [0, C] by the next C (``path_turns``): at least ``AUTO_DIRECT_PATH_TURNS``
+    of the free set sends the next C straight on whatever the free set's size, as SMO would not
+    converge within its budget from so far and the finish would pay for the factor anyway. A tail
+    is here a run that SMO left and the active set finished, or one that
     SMO ended within its budget after so many iterations that, grown with C, the next run's would
     reach ``AUTO_DIRECT_ITERATIONS`` per instance (and at least one itself): a step of 16x in C
     from a run of 1.6 an instance is one, a step of 4x from 2.4 is not. Any other run keeps
@@ -316,6 +320,8 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
         The options ``result`` was solved with (``options`` at the chain's first C).
     result : SolveResult
         The run at the smaller C.
+    C : float
+        The smaller C, ``result``'s.
     step : float
         The larger C over the smaller.
     seeded : bool
@@ -338,7 +344,19 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
         return replace(options, solver="active_set") if tail and direct else options
     if result.finisher == "smo":
         return replace(options, solver="smo")
+    direct = direct or (seeded and path_turns(result, C, step) >= AUTO_DIRECT_PATH_TURNS)
     return replace(options, solver="active_set") if direct else options
+
+
+def path_turns(result: SolveResult, C: float, step: float) -> float:
+    """The share of ``result``'s free alphas (at C) that its path's line (``result.slope``)
+    carries out of [0, step C] by step C: each is a turn of the path, and a Newton step for the
+    active set started there. 0 where the run has no slope or no free alpha."""
+    free = (result.alpha > 0) & (result.alpha < C)
+    if result.slope is None or not free.any():
+        return 0.0
+    line = result.alpha[free] + (step - 1.0) * result.slope[free]
+    return float(np.mean((line <= 0.0) | (line >= step * C)))
 
 
 def _solve_active_set(kernel: KernelMatrix, y, index, C: tuple, alpha, options: SolverOptions) -> SolveResult:
