@@ -305,10 +305,10 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     alphas that leave [0, C] by the next C (``path_turns``): at least ``AUTO_DIRECT_PATH_TURNS``
     of the free set sends the next C straight on whatever the free set's size, as SMO would not
     converge within its budget from so far and the finish would pay for the factor anyway. A tail
-    is here a run that SMO left and the active set finished, or one that
-    SMO ended within its budget after so many iterations that, grown with C, the next run's would
-    reach ``AUTO_DIRECT_ITERATIONS`` per instance (and at least one itself): a step of 16x in C
-    from a run of 1.6 an instance is one, a step of 4x from 2.4 is not. Any other run keeps
+    is here a run that SMO left and the active set finished, or one that SMO ended within its
+    budget after so many iterations that, grown with C, the next run's would reach
+    ``AUTO_DIRECT_ITERATIONS`` per instance (and at least one itself): a step of 16x in C from a
+    run of 1.6 an instance is one, a step of 4x from 2.4 is not. Any other run keeps
     ``auto``; ``smo`` and ``active_set`` asked for by the caller are never changed. The direct
     start needs a seed, so a run at a larger C that starts from zero is never sent to it.
 
@@ -321,7 +321,7 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     result : SolveResult
         The run at the smaller C.
     C : float
-        The smaller C, ``result``'s.
+        The smaller C, ``result``'s (one for both classes, as a search takes no class weights).
     step : float
         The larger C over the smaller.
     seeded : bool
