@@ -747,29 +747,30 @@ def test_a_larger_C_goes_on_as_the_smaller_showed():
     assert after(base, asked=stuck) is stuck                        # SMO for the rest of the chain
 
 
-def turning_result(turning_up=3):
-    """A run the active set finished at C = 1 on 100 instances: 40 free at 0.5, 20 at C, 40 at 0,
-    and its path's slope, along which at the next C = 4 (line 0.5 + 3 slope, box [0, 4]) 4 free
-    alphas fall below 0 and ``turning_up`` pass 4. The other free ones stay inside: 10 that only a
-    line of step times the slope (0.5 + 4) would carry past 4, 10 that only the smaller C's box
-    would see leave, and the rest; the bounded ones' slope is their C, so their line ends on the
-    box's edge."""
+def turning_result(turning_up=3, C=1.0):
+    """A run the active set finished at C (1 unless given) on 100 instances: 40 free at C / 2, 20
+    at C, 40 at 0, and its path's slope, along which at the next C, 4 C (line C (0.5 + 3 slope'),
+    box [0, 4 C]), 4 free alphas fall below 0 and ``turning_up`` pass 4 C. The other free ones stay
+    inside: 10 that only a line of step times the slope would carry past 4 C, 10 that only the
+    smaller C's box would see leave, and the rest; the bounded ones' slope is their C, so their
+    line ends on the box's edge. At the next C = 2 C none leaves."""
     from dataclasses import replace
 
     X, y = problem(n=100)
     base = solve(KernelMatrix(X, 0.5), y, np.arange(100), 1.0)
-    alpha = np.r_[np.full(40, 0.5), np.ones(20), np.zeros(40)]
+    alpha = C * np.r_[np.full(40, 0.5), np.ones(20), np.zeros(40)]
     free_slopes = np.r_[np.full(4, -0.2), np.full(turning_up, 1.2), np.full(10, 1.0), np.full(10, 0.2),
                         np.full(16 - turning_up, 0.1)]
-    slope = np.r_[free_slopes, np.ones(20), np.zeros(40)]
+    slope = C * np.r_[free_slopes, np.ones(20), np.zeros(40)]
     return replace(base, alpha=alpha, slope=slope, n_sv=60, n_bounded_sv=20, newton_steps=12,
                    finisher="active_set")
 
 
 def test_the_path_s_turns_are_the_free_alphas_its_line_carries_out_of_the_box():
-    # catches turns counted against the smaller C's box, a line of step rather than step - 1 times
-    # the slope, a bound alpha (whose line ends on the edge) or one at 0 counted, a lower or an
-    # upper edge left out, and a run without a slope given turns
+    # catches turns counted against the smaller C's box or a box that ignores C, a line of step
+    # rather than step - 1 times the slope or one that ignores the step, a bound alpha (whose line
+    # ends on the edge) or one at 0 counted, a lower or an upper edge left out, and a run without a
+    # slope given turns
     from dataclasses import replace
 
     from alphaseed.solver.training import path_turns
@@ -777,6 +778,8 @@ def test_the_path_s_turns_are_the_free_alphas_its_line_carries_out_of_the_box():
     result = turning_result()
     assert path_turns(result, 1.0, 4.0) == pytest.approx(7 / 40)
     assert path_turns(turning_result(turning_up=0), 1.0, 4.0) == pytest.approx(4 / 40)
+    assert path_turns(turning_result(C=3.0), 3.0, 4.0) == pytest.approx(7 / 40)
+    assert path_turns(result, 1.0, 2.0) == 0.0
     assert path_turns(replace(result, slope=None), 1.0, 4.0) == 0.0
     no_free = replace(result, alpha=np.r_[np.zeros(40), np.ones(20), np.zeros(40)])
     assert path_turns(no_free, 1.0, 4.0) == 0.0
@@ -784,8 +787,9 @@ def test_the_path_s_turns_are_the_free_alphas_its_line_carries_out_of_the_box():
 
 def test_a_path_that_turns_often_sends_a_large_free_set_straight_to_the_active_set(monkeypatch):
     # 40 % free is past AUTO_DIRECT_FREE_SHARE: catches a rule that leaves such a run with SMO's
-    # budget whatever its path, one that sends it straight on at few turns, without a seed, or
-    # after a finish that gave up, and one that reads the share of turns but not its constant
+    # budget whatever its path, one that sends it straight on at few turns, from another seed than
+    # the path's, or after a finish that gave up, one that reads the share of turns but not its
+    # constant, and one that counts the turns at another C than the run's
     from dataclasses import replace
 
     import alphaseed.solver.training as training
@@ -793,13 +797,15 @@ def test_a_path_that_turns_often_sends_a_large_free_set_straight_to_the_active_s
 
     auto = SolverOptions(solver="auto")
 
-    def after(result, seeded=True):
-        return options_at_larger_C(auto, auto, result, C=1.0, step=4.0, seeded=seeded)
+    def after(result, path_seed=True, C=1.0):
+        return options_at_larger_C(auto, auto, result, C=C, step=4.0, seeded=True, path_seed=path_seed)
 
     often, seldom = turning_result(), turning_result(turning_up=0)   # 17.5 % and 10 % of F turn
     assert after(often).solver == "active_set"
     assert after(seldom) is auto
-    assert after(often, seeded=False) is auto
+    assert after(often, path_seed=False) is auto
+    assert after(turning_result(C=3.0), C=3.0).solver == "active_set"
+    assert after(turning_result(turning_up=0, C=3.0), C=3.0) is auto
     assert after(replace(often, slope=None)) is auto
     assert after(replace(often, finisher="smo")).solver == "smo"
     monkeypatch.setattr(training, "AUTO_DIRECT_PATH_TURNS", 0.1)

@@ -382,7 +382,8 @@ def test_a_chain_seeds_a_direct_active_set_start_along_the_path(monkeypatch, c_s
                                                      (None, "gap", False)])
 def test_a_chain_asks_the_rule_with_its_step_in_C_and_whether_it_seeds(monkeypatch, seeder, c_seed, seeded):
     """Catches a chain that hands the rule a wrong step (C itself, 1, the smaller over the larger)
-    or the larger C as the smaller run's,
+    or the larger C as the smaller run's, one that tells the rule its start is the path's where it
+    seeds along the splits only or not at all,
     one that stops asking where it does not seed along C (SMO for the rest of a chain whose active
     set gave up, the direct start from the splits' seed), one that tells the rule a cold chain is
     seeded (its direct start would start from zero), and one that runs other options than the
@@ -394,8 +395,8 @@ def test_a_chain_asks_the_rule_with_its_step_in_C_and_whether_it_seeds(monkeypat
     answers = iter([SolverOptions(solver="active_set"), SolverOptions(solver="smo")])
     asked, ran = [], []
 
-    def rule(options, last, result, *, C, step, seeded):
-        asked.append((C, step, seeded))
+    def rule(options, last, result, *, C, step, seeded, path_seed):
+        asked.append((C, step, seeded, path_seed))
         return next(answers)
 
     def run_round(*args, options, **kwargs):
@@ -408,7 +409,8 @@ def test_a_chain_asks_the_rule_with_its_step_in_C_and_whether_it_seeds(monkeypat
     chain = grid_search._Chain(None, None, np.ones(4), (np.arange(4), np.arange(0)),
                                options=SolverOptions(solver="auto"), seeder=seeder, c_seed=c_seed, previous={})
     chain._rounds([1.0, 4.0, 64.0])
-    assert asked == [(1.0, 4.0, seeded), (4.0, 16.0, seeded)]
+    path_seed = seeded and c_seed == "gap"
+    assert asked == [(1.0, 4.0, seeded, path_seed), (4.0, 16.0, seeded, path_seed)]
     assert ran == ["auto", "active_set", "smo"]
 
 

@@ -461,7 +461,8 @@ class _Chain:
             start = None
             if self.last is not None:
                 self.asked = options_at_larger_C(self.options, self.asked, self.last[1], C=self.last[0],
-                                                 step=C / self.last[0], seeded=self.seeder is not None)
+                                                 step=C / self.last[0], seeded=self.seeder is not None,
+                                                 path_seed=self.seeds_along_C and self.c_seed == "gap")
                 if self.seeds_along_C:
                     start = seed_from_smaller_C(self.last[1], self.last[0], C, self._rule(), self.y[self.split[0]])
             done = run_round(self.kernel, self.y, self.split, C, options=self.asked, seeder=self.seeder,

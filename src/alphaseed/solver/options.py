@@ -20,10 +20,11 @@ AUTO_SMO_MIN_ITERATIONS = 25_000
 # large-C points (5-fold, 4,000 instances), against SMO's budget of 10 iterations per instance, the
 # direct start won at 0.09-0.21 and lost at 0.26-0.34 (docs/benchmarks/results.md).
 AUTO_DIRECT_FREE_SHARE = 0.22
-# ... or, where the active set finished that run (so its path's slope is known), on any free set
-# whose share the path's line carries out of [0, C] by the next C is at least this: so far from
-# its seed SMO does not converge within its budget, and the finish that follows pays for the
-# factor and most of those Newton steps anyway. On the Adult 5,000 sample and full Adult the
+# ... or, where the active set finished that run (so its path's slope is known) and the next C
+# starts on the path, on any free set whose share the path's line carries out of [0, C_next] by
+# the next C is at least this: on the Adult points measured, SMO did not converge within its
+# budget from so far, and the finish that followed paid for the factor and most of those Newton
+# steps anyway. On the Adult 5,000 sample and full Adult the
 # direct start won at 0.17-0.24 (by 1.17-1.98x) and lost at 0.00-0.10 (by 2.2-6.8x), where SMO
 # converged within its budget (docs/benchmarks/results.md, "A direct start where the path turns
 # often").

@@ -292,7 +292,7 @@ def _auto_budget(l: int) -> int:
 
 
 def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: SolveResult, *,
-                        C: float, step: float, seeded: bool) -> SolverOptions:
+                        C: float, step: float, seeded: bool, path_seed: bool = False) -> SolverOptions:
     """The options of the next run on the same training set at a larger C (a search's chain).
 
     Under ``auto`` the chain remembers what its last run showed. A run whose active set gave up
@@ -301,10 +301,11 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     budget, where its free set was small (at most ``AUTO_DIRECT_FREE_SHARE`` of the training set):
     from a seed the active set takes some hundreds of steps whose cost grows as the free set's
     square, while the budget's SMO iterations cost about the same whatever the free set, and the
-    tail grows with C. Where the active set finished the run, its path's line also counts the free
-    alphas that leave [0, C] by the next C (``path_turns``): at least ``AUTO_DIRECT_PATH_TURNS``
-    of the free set sends the next C straight on whatever the free set's size, as SMO would not
-    converge within its budget from so far and the finish would pay for the factor anyway. A tail
+    tail grows with C. Where the active set finished the run and the next C starts at its path's
+    line (``path_seed``), the line also counts the free alphas that leave [0, step C] by the next C
+    (``path_turns``): at least ``AUTO_DIRECT_PATH_TURNS`` of the free set sends the next C straight
+    on whatever the free set's size, as on the Adult points measured SMO did not converge within
+    its budget from so far and the finish then paid for the factor anyway. A tail
     is here a run that SMO left and the active set finished, or one that SMO ended within its
     budget after so many iterations that, grown with C, the next run's would reach
     ``AUTO_DIRECT_ITERATIONS`` per instance (and at least one itself): a step of 16x in C from a
@@ -326,6 +327,9 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
         The larger C over the smaller.
     seeded : bool
         Whether the run at the larger C starts from a seed (along C or along the splits).
+    path_seed : bool, default False
+        Whether that seed is the path's (``sklearn.along_path``) where the run goes straight to
+        the active set: the path's turns say how far that start is, not another seed.
 
     Returns
     -------
@@ -344,7 +348,7 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
         return replace(options, solver="active_set") if tail and direct else options
     if result.finisher == "smo":
         return replace(options, solver="smo")
-    direct = direct or (seeded and path_turns(result, C, step) >= AUTO_DIRECT_PATH_TURNS)
+    direct = direct or (path_seed and path_turns(result, C, step) >= AUTO_DIRECT_PATH_TURNS)
     return replace(options, solver="active_set") if direct else options
 
 
