@@ -24,10 +24,9 @@ AUTO_DIRECT_FREE_SHARE = 0.22
 # starts on the path, on any free set whose share the path's line carries out of [0, C_next] by
 # the next C is at least this: on the Adult points measured, SMO did not converge within its
 # budget from so far, and the finish that followed paid for the factor and most of those Newton
-# steps anyway. On the Adult 5,000 sample and full Adult the
-# direct start won at 0.17-0.24 (by 1.17-1.98x) and lost at 0.00-0.10 (by 2.2-6.8x), where SMO
-# converged within its budget (docs/benchmarks/results.md, "A direct start where the path turns
-# often").
+# steps anyway. On the Adult 5,000 sample and full Adult the direct start won at 0.17-0.24 (by
+# 1.17-1.98x) and lost at 0.00-0.10 (by 2.2-6.8x), where SMO converged within its budget
+# (docs/benchmarks/results.md, "A direct start where the path turns often").
 AUTO_DIRECT_PATH_TURNS = 0.14
 # SMO iterations per training instance past which a run is a tail, and the default row cache grows
 # to the kernel's ``tail_row_cache_mb``. Runs at the paper's settings converge in under 2 (above)

@@ -305,11 +305,11 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     line (``path_seed``), the line also counts the free alphas that leave [0, step C] by the next C
     (``path_turns``): at least ``AUTO_DIRECT_PATH_TURNS`` of the free set sends the next C straight
     on whatever the free set's size, as on the Adult points measured SMO did not converge within
-    its budget from so far and the finish then paid for the factor anyway. A tail
-    is here a run that SMO left and the active set finished, or one that SMO ended within its
-    budget after so many iterations that, grown with C, the next run's would reach
-    ``AUTO_DIRECT_ITERATIONS`` per instance (and at least one itself): a step of 16x in C from a
-    run of 1.6 an instance is one, a step of 4x from 2.4 is not. Any other run keeps
+    its budget from so far and the finish then paid for the factor anyway. A tail is here a run
+    that SMO left and the active set finished, or one that SMO ended within its budget after so
+    many iterations that, grown with C, the next run's would reach ``AUTO_DIRECT_ITERATIONS`` per
+    instance (and at least one itself): a step of 16x in C from a run of 1.6 an instance is one, a
+    step of 4x from 2.4 is not. Any other run keeps
     ``auto``; ``smo`` and ``active_set`` asked for by the caller are never changed. The direct
     start needs a seed, so a run at a larger C that starts from zero is never sent to it.
 
