@@ -349,6 +349,34 @@ def test_reaches_smo_optimum_from_a_cold_start(seed, C, gamma):
     np.testing.assert_allclose(ours.gradient, exact_gradient(km.exact(np.arange(km.n)), y, ours.alpha), atol=1e-8)
 
 
+def test_a_large_free_set_takes_more_violators_at_once(monkeypatch):
+    # catches a finish that asks for a fixed count, one that sizes it by the training set or by
+    # the candidates instead of F, a threshold the wrong way round, and _entering ignoring its count
+    assert active_set._entering_count(active_set.LARGE_FREE_SET - 1) == active_set.ENTERING
+    assert active_set._entering_count(active_set.LARGE_FREE_SET) == active_set.ENTERING_LARGE
+    assert active_set.ENTERING_LARGE > active_set.ENTERING
+    monkeypatch.setattr(active_set, "ENTERING", 2)
+    monkeypatch.setattr(active_set, "ENTERING_LARGE", 5)
+    monkeypatch.setattr(active_set, "LARGE_FREE_SET", 8)
+    asked = []
+    entering = active_set._entering
+
+    def spy(y, alpha, bounds, G, lam, eps, excluded, count):
+        chosen = entering(y, alpha, bounds, G, lam, eps, excluded, count)
+        asked.append((int(excluded.sum()), count, chosen.size))
+        return chosen
+
+    monkeypatch.setattr(active_set, "_entering", spy)
+    X, y = problem(n=120, seed=6)
+    km = KernelMatrix(X, 0.5)
+    ours = solve(km, y, np.arange(km.n), 10.0, options=SolverOptions(eps=1e-6, solver="active_set"))
+    assert kkt_gap64(km, y, ours.alpha, 10.0) <= 1e-6
+    assert {count for _, count, _ in asked} == {2, 5}
+    for free, count, chosen in asked:
+        assert count == (5 if free >= 8 else 2)
+        assert 0 < chosen <= count
+
+
 def naive_twin(km, y, C):
     """The dual QP solved by SciPy's SLSQP on a dense float64 kernel: no factor, no active set."""
     exact = km.exact(np.arange(km.n))

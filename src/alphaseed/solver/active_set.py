@@ -43,7 +43,15 @@ from .state import bound_statuses
 
 # Violators entering F at each face optimum: one at a time would bring the whole gradient up to
 # date once per index; all at once would let Newton steps pull many of them straight back out.
+# Where F holds fewer than LARGE_FREE_SET indices (the Adult samples' finishes, |F| up to 1,300),
+# 96 or 128 at once took 14-28 % more Newton steps than 64 and lost 1.03-1.16x.
 ENTERING = 64
+# ... and this many from LARGE_FREE_SET on, where 128 indices are a small share of F: the Newton
+# steps then pull back no more of them than of 64 (3-4 % fewer steps), and half the rounds save
+# half the passes over F's columns of Q. On full Adult's finishes (|F| of 2,500-6,600) 128 took 1.05-1.23x less time than 64, and
+# 192 no less than 128 (docs/benchmarks/results.md, "More violators enter a large free set").
+ENTERING_LARGE = 128
+LARGE_FREE_SET = 2048
 # Face optima visited (each ends with the whole gradient updated) before the finish gives up.
 MAX_ROUNDS = 1000
 # Gradients computed afresh at a claimed optimum before giving up: a fresh one that still shows a
@@ -410,7 +418,7 @@ def finish(kernel: ExactKernel, y, bounds, alpha, eps, *, max_free: int | None =
             if refinements > MAX_REFINEMENTS:
                 break
             continue
-        entering = _entering(y, alpha, bounds, G, lam, eps, in_free)
+        entering = _entering(y, alpha, bounds, G, lam, eps, in_free, _entering_count(m))
         if entering.size == 0:
             return Finish(alpha, G, False, steps, entered, left, current, "F off its optimum")
         if m + entering.size > cap:
@@ -589,12 +597,18 @@ def _multiplier(y, alpha, bounds, G, free) -> float:
     return float((v[up].max(initial=-np.inf) + v[low].min(initial=np.inf)) / 2)
 
 
-def _entering(y, alpha, bounds, G, lam, eps, excluded) -> np.ndarray:
-    """The ``ENTERING`` bound indices that violate the optimality conditions at multiplier lam by
+def _entering_count(m: int) -> int:
+    """How many violators enter a free set of m indices at once: ``ENTERING``, or
+    ``ENTERING_LARGE`` from ``LARGE_FREE_SET`` indices on."""
+    return ENTERING_LARGE if m >= LARGE_FREE_SET else ENTERING
+
+
+def _entering(y, alpha, bounds, G, lam, eps, excluded, count: int) -> np.ndarray:
+    """The ``count`` bound indices that violate the optimality conditions at multiplier lam by
     more than eps / 2, most violating first (those within eps / 2 keep the gap within eps)."""
     up, low = _violation_sets(y, alpha, bounds)
     v = -y * G
     violation = np.maximum(np.where(up, v - lam, 0.0), np.where(low, lam - v, 0.0))
     violation[excluded] = 0.0
     candidates = np.flatnonzero(violation > eps / 2)
-    return candidates[np.argsort(-violation[candidates], kind="stable")[:ENTERING]]
+    return candidates[np.argsort(-violation[candidates], kind="stable")[:count]]
