@@ -47,7 +47,7 @@ from .state import bound_statuses
 # 96 or 128 at once took 14-28 % more Newton steps than 64 and lost 1.03-1.16x.
 ENTERING = 64
 # ... and this many from LARGE_FREE_SET on, where 128 indices are a small share of F: the Newton
-# steps then pull back no more of them than of 64 (3-4 % fewer steps), and half the rounds save
+# steps then pull back no more of them than of 64 (4 % fewer steps), and half the rounds save
 # half the passes over F's columns of Q. On full Adult's finishes (|F| of 2,500-6,600) 128 took 1.05-1.23x less time than 64, and
 # 192 no less than 128 (docs/benchmarks/results.md, "More violators enter a large free set").
 ENTERING_LARGE = 128
