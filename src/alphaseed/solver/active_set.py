@@ -48,8 +48,9 @@ from .state import bound_statuses
 ENTERING = 64
 # ... and this many from LARGE_FREE_SET on, where 128 indices are a small share of F: the Newton
 # steps then pull back no more of them than of 64 (4 % fewer steps), and half the rounds save
-# half the passes over F's columns of Q. On full Adult's finishes (|F| of 2,500-6,600) 128 took 1.05-1.23x less time than 64, and
-# 192 no less than 128 (docs/benchmarks/results.md, "More violators enter a large free set").
+# half the passes over F's columns of Q. On full Adult's gamma = 2^-5 finishes (|F| of
+# 2,500-6,600) 128 was 1.08-1.23x faster than 64, and 192 no faster overall than 128
+# (docs/benchmarks/results.md, "More violators enter a large free set").
 ENTERING_LARGE = 128
 LARGE_FREE_SET = 2048
 # Face optima visited (each ends with the whole gradient updated) before the finish gives up.
