@@ -350,8 +350,8 @@ def test_reaches_smo_optimum_from_a_cold_start(seed, C, gamma):
 
 
 def test_a_large_free_set_takes_more_violators_at_once(monkeypatch):
-    # catches a finish that asks for a fixed count, one that sizes it by the training set or by
-    # the candidates instead of F, a threshold the wrong way round, and _entering ignoring its count
+    # catches a finish that asks for a fixed count, one that sizes it by the training set instead
+    # of F, a threshold the wrong way round or off by one, and _entering ignoring its count
     assert active_set._entering_count(active_set.LARGE_FREE_SET - 1) == active_set.ENTERING
     assert active_set._entering_count(active_set.LARGE_FREE_SET) == active_set.ENTERING_LARGE
     assert active_set.ENTERING_LARGE > active_set.ENTERING
