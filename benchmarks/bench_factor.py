@@ -1,12 +1,12 @@
 """What the active-set finish's Newton steps cost: the Cholesky factor's updates at a size.
 
-A Newton step that meets a bound solves with a unit vector (``unit_solve``: a forward pass from the
-leaving position, then a backward pass over the whole factor) and cuts the position out
-(``shrink``: Givens rotations of the rows below it); every ``FRESH_SOLVES`` steps both systems are
-solved afresh (``solve_pair``). This times each on the factor of a random positive definite
-matrix of ``--size`` rows, the leaving position at the start, the middle and near the end, as the
-median of ``--repeats`` calls, one process, one thread, after compiling. Prints a table and
-writes results/bench/factor.csv.
+A Newton step solves backward with the factor once for its direction (``backward_solve``, the whole
+factor) and, where it meets a bound, cuts the position out (``shrink``: Givens rotations of the
+rows below it, the step's two forward vectors carried along); every ``FRESH_SOLVES`` steps the
+forward vectors are solved afresh (``forward_pair``). This times each on the factor of a random
+positive definite matrix of ``--size`` rows, the leaving position at the start, the middle and
+near the end, as the median of ``--repeats`` calls, one process, one thread, after compiling.
+Prints a table and writes results/bench/factor.csv.
 
     python benchmarks/bench_factor.py --size 1100
 
@@ -36,7 +36,7 @@ def median_microseconds(call, prepare, repeats: int) -> float:
 
 
 def main() -> None:
-    from alphaseed.solver.cholesky import plain_factor, shrink, solve_pair, unit_solve
+    from alphaseed.solver.cholesky import backward_solve, forward_pair, plain_factor, shrink
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1100, help="rows of the factor (|F|)")
@@ -50,27 +50,28 @@ def main() -> None:
     if not plain_factor(A @ A.T / m + np.eye(m), factor):
         raise SystemExit("the test matrix did not factor")
     L = factor.copy()
-    h, z1, z2 = np.empty(m), np.empty(m), np.empty(m)
+    x, along = np.empty(m), np.empty((2, m))
     b1, b2 = rng.standard_normal((2, m))
 
     # Before every timed call, the parts that only read L too: each then finds the factor in the
     # processor's caches as the copy left it, the downdate's work undone.
     def restore():
         L[:m, :m] = factor[:m, :m]
+        x[:] = b1
+        forward_pair(L, m, b1, b2, along[0], along[1])
 
     # compile before the clock
-    unit_solve(L, m, 0, h)
-    solve_pair(L, m, b1, b2, z1, z2)
-    shrink(L, m, 0)
-    rows = []
+    restore()
+    backward_solve(L, m, x)
+    shrink(L, m, 0, along)
+    rows = [{"part": "backward_solve", "size": m, "position": None,
+             "microseconds": median_microseconds(lambda: backward_solve(L, m, x), restore, args.repeats)}]
     for p in (0, m // 2, m - 50):
-        rows.append({"part": "unit_solve", "size": m, "position": p,
-                     "microseconds": median_microseconds(lambda: unit_solve(L, m, p, h), restore, args.repeats)})
         rows.append({"part": "shrink", "size": m, "position": p,
-                     "microseconds": median_microseconds(lambda: shrink(L, m, p), restore, args.repeats)})
-    rows.append({"part": "solve_pair", "size": m, "position": None,
-                 "microseconds": median_microseconds(lambda: solve_pair(L, m, b1, b2, z1, z2), restore,
-                                                     args.repeats)})
+                     "microseconds": median_microseconds(lambda: shrink(L, m, p, along), restore, args.repeats)})
+    rows.append({"part": "forward_pair", "size": m, "position": None,
+                 "microseconds": median_microseconds(lambda: forward_pair(L, m, b1, b2, along[0], along[1]),
+                                                     restore, args.repeats)})
     table = pd.DataFrame(rows).astype({"position": "Int64"})
     print(table.to_string(index=False))
     write_csv(table, args.out)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.linalg import lapack
+from scipy.linalg import lapack, solve_triangular
 from scipy.optimize import minimize
 
 from alphaseed.cv import cross_validate
@@ -18,7 +18,7 @@ from alphaseed.solver import SolverOptions, solve, upper_bounds
 from alphaseed.solver import active_set
 from alphaseed.solver.active_set import _leave, _rows_in_front, exact_gradient, finish, gap, reusing_memory
 from alphaseed.solver.cholesky import (
-    DEPENDENT, grow, grow_many, pivoted_factor, plain_factor, row_dot, shrink, solve_pair,
+    DEPENDENT, backward_solve, grow, grow_many, pivoted_factor, plain_factor, row_dot, shrink, solve_pair,
 )
 
 ACTIVE_SET = SolverOptions(solver="active_set")
@@ -60,7 +60,9 @@ def assert_feasible(alpha, y, C):
 def test_leave_leaves_the_cholesky_factor_of_the_matrix_without_that_row_and_column(m, p):
     # catches a wrong Givens rotation, a row moved to the wrong place, or the blocks of 16 rows
     # applying a rotation twice or skipping one (m = 20, 50 and 90 cross block boundaries, all
-    # but (50, 17) with a short block last)
+    # but (50, 17) with a short block last); and, for the vectors L^-1 b carried along (the
+    # Newton steps' u and w), a rotation skipped, applied from the wrong value on, with its sine's
+    # sign or cosine and secant swapped, or a vector left unrotated or its value p kept
     rng = np.random.default_rng(m + p)
     A = rng.normal(size=(m, m))
     A = A @ A.T + np.eye(m)
@@ -69,11 +71,16 @@ def test_leave_leaves_the_cholesky_factor_of_the_matrix_without_that_row_and_col
     rowQ = np.arange(2.0 * (m + 2)).reshape(m + 2, 2)
     where, slots = np.arange(m + 2), np.arange(m + 2) + 100
     yF, gF, pend = rng.normal(size=(3, m + 2))
+    b = rng.normal(size=(2, m))
+    along = np.zeros((2, m + 2))
+    along[:, :m] = solve_triangular(L[:m, :m], b.T, lower=True).T
     before = rowQ[where[:m]].copy(), slots[:m].copy(), yF[:m].copy(), gF[:m].copy(), pend[:m].copy()
-    _leave(L, rowQ, where, slots, yF, gF, pend, m, p)
+    _leave(L, rowQ, where, slots, yF, gF, pend, m, p, along)
     keep = np.delete(np.arange(m), p)
     factor = np.tril(L[:m - 1, :m - 1])
     np.testing.assert_allclose(factor @ factor.T, A[np.ix_(keep, keep)], atol=1e-12 * np.abs(A).max())
+    np.testing.assert_allclose(along[:, :m - 1], solve_triangular(factor, b[:, keep].T, lower=True).T,
+                               rtol=1e-10, atol=1e-10 * np.abs(along).max())
     # every position keeps its column of Q (wherever it sits), index, label, gradient and change
     after = rowQ[where[:m - 1]], slots[:m - 1], yF[:m - 1], gF[:m - 1], pend[:m - 1]
     for b, a in zip(before, after):
@@ -253,8 +260,23 @@ def test_shrink_is_its_rotations_row_by_row_bit_for_bit(m, p):
     L = np.full((m + 3, m + 3), np.nan)
     L[:m, :m] = np.linalg.cholesky(A @ A.T)
     expected = _shrunk_row_by_row(L, m, p)
-    shrink(L, m, p)
+    shrink(L, m, p, np.empty((0, 0)))
     np.testing.assert_array_equal(L, expected)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 17])
+def test_backward_solve_solves_with_the_factors_transpose(m):
+    # catches the two-row sweep dropping the row above's share, solving the second value of a
+    # pair before the first is taken out of it, or leaving the first value unsolved where m is odd
+    rng = np.random.default_rng(m)
+    A = rng.normal(size=(m, m))
+    factor = np.linalg.cholesky(A @ A.T + np.eye(m))
+    L = np.full((m + 1, m + 1), np.nan)     # a read of the upper triangle or beyond m shows
+    L[:m, :m][np.tril_indices(m)] = factor[np.tril_indices(m)]
+    b = rng.normal(size=m)
+    x = b.copy()
+    backward_solve(L, m, x)
+    np.testing.assert_allclose(factor.T @ x, b, atol=1e-10)
 
 
 @pytest.mark.parametrize("m", [1, 3, 4, 5, 17])

@@ -325,7 +325,7 @@ class FactoredSystem:
     def leave(self, pos: int) -> None:
         """Take position ``pos`` out of M."""
         p = int(np.flatnonzero(self.members == pos)[0])
-        shrink(self.L, self.members.size, p)
+        shrink(self.L, self.members.size, p, np.empty((0, 0)))
         self.members = np.delete(self.members, p)
 
 

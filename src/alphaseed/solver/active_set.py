@@ -37,7 +37,9 @@ import numpy as np
 from numba import njit
 
 from ..kernel import ExactKernel, blas_threads, lower_solves
-from .cholesky import DEPENDENT, grow_many, pivoted_factor, plain_factor, shrink, solve_pair, unit_solve
+from .cholesky import (
+    DEPENDENT, backward_solve, forward_pair, grow_many, pivoted_factor, plain_factor, shrink, solve_pair,
+)
 from .smo import calculate_rho
 from .state import bound_statuses
 
@@ -61,8 +63,8 @@ MAX_FRESH = 3
 # Newton passes over F from the true gradient, where the last left F off its optimum by rounding,
 # before the finish gives up.
 MAX_REFINEMENTS = 100
-# Newton steps between solves of u and w afresh (each step updates them in O(m) and one solve with
-# a unit vector): bounds the rounding that the updates gather.
+# Newton steps between forward solves of u and w afresh (each step and each downdate carry them
+# along in O(m)): bounds the rounding that the updates gather.
 FRESH_SOLVES = 50
 # Bytes the finish may take for its columns of Q and its Cholesky factor, 8 (l + |F|) |F|, in
 # each concurrent solve. On full Adult's large-C points (26,048 instances, |F| 5,500-8,400: up to
@@ -116,17 +118,6 @@ class Finish:
 
 
 @njit(cache=True, nogil=True)
-def _without(z, h, m, p):
-    """Q'^-1 b' from z = Q^-1 b, where Q' and b' lose position p and h = Q^-1 e_p (the block
-    inverse: Q'^-1 is Q^-1 - h h' / h_p without row and column p), in place; z keeps m - 1."""
-    c = z[p] / h[p]
-    for i in range(m):
-        z[i] -= c * h[i]
-    for i in range(p, m - 1):
-        z[i] = z[i + 1]
-
-
-@njit(cache=True, nogil=True)
 def _enter_many(L, rowQ, where, slots, yF, gF, pend, m, entering, columns, forward, y, G, tol):
     """Put the ``entering`` indices (their columns of Q, ``columns``; ``forward``, L^-1 times each
     one's entries against F) into F as positions m, m + 1, ...: one row more of the Cholesky factor
@@ -152,10 +143,11 @@ def _enter_many(L, rowQ, where, slots, yF, gF, pend, m, entering, columns, forwa
 
 
 @njit(cache=True, nogil=True)
-def _leave(L, rowQ, where, slots, yF, gF, pend, m, p):
-    """Take position p out of F (m positions): its row and column out of L, and its column of Q
-    and its entries out of the bookkeeping."""
-    shrink(L, m, p)
+def _leave(L, rowQ, where, slots, yF, gF, pend, m, p, along):
+    """Take position p out of F (m positions): its row and column out of L (the rows of ``along``,
+    L^-1 times vectors over F, following), and its column of Q and its entries out of the
+    bookkeeping."""
+    shrink(L, m, p, along)
     # rowQ's last used row moves into the row p used
     freed = where[p]
     for i in range(m):
@@ -216,12 +208,13 @@ def _move(D, m, t, p, alpha, bounds, slots, pend):
 
 
 @njit(cache=True, nogil=True)
-def _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G):
-    """Position p leaves F, its pending change of alpha applied to G first."""
+def _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G, along):
+    """Position p leaves F, its pending change of alpha applied to G first (``along`` as for
+    ``_leave``)."""
     row = rowQ[where[p]]
     for r in range(G.shape[0]):
         G[r] += pend[p] * row[r]
-    _leave(L, rowQ, where, slots, yF, gF, pend, m, p)
+    _leave(L, rowQ, where, slots, yF, gF, pend, m, p, along)
 
 
 @njit(cache=True, nogil=True)
@@ -231,37 +224,40 @@ def _to_face_optimum(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, m
     (``gF``) follows each step through the system's own equation; ``pend`` keeps each position's
     change of alpha since G was last brought up to date.
 
+    A step's direction D = Q_FF^-1 (-G_F - lambda y_F) comes from u = L^-1 (-G_F) and
+    w = L^-1 y_F, which the step and the factor's downdate carry along in O(m) (``shrink``'s
+    ``along``): y_F' Q_FF^-1 v = w' L^-1 v, so lambda comes from u and w, and D is one backward
+    solve, the step's one pass over the factor beside the downdate's.
+
     Returns (m, steps, reached).
     """
     steps = 0
-    u = np.empty(m)
-    w = np.empty(m)
+    along = np.empty((2, m))
+    u, w = along[0], along[1]
     D = np.empty(m)
-    h = np.empty(m)
     fresh = 0
     while m > 0 and steps < max_steps:
         if fresh == 0:
-            # u = -Q_FF^-1 G_F and w = Q_FF^-1 y_F afresh; between, each step updates them
+            # u and w afresh; between, each step and each downdate carry them along
             for i in range(m):
                 D[i] = -gF[i]
-            solve_pair(L, m, D, yF, u, w)
+            forward_pair(L, m, D, yF, u, w)
             fresh = FRESH_SOLVES
         fresh -= 1
         steps += 1
-        lam = _combine(u, w, yF, D, m, 0.0)
+        # _combine with w in y_F's place: L^-T (u - lambda w) has y_F' D = w'(u - lambda w) = 0
+        lam = _combine(u, w, w, D, m, 0.0)
+        backward_solve(L, m, D)
         t, p = _first_bound(D, m, alpha, bounds, slots, 1.0)
         _move(D, m, t, p, alpha, bounds, slots, pend)
         for i in range(m):
             # Q_FF D = -G_F - lambda y_F, so the step moves G_F to (1 - t) G_F - t lambda y_F,
-            # and u = -Q_FF^-1 G_F to (1 - t) u + t lambda w
+            # and u = L^-1 (-G_F) to (1 - t) u + t lambda w
             gF[i] = (1.0 - t) * gF[i] - t * lam * yF[i]
             u[i] = (1.0 - t) * u[i] + t * lam * w[i]
         if p < 0:
             return m, steps, True
-        unit_solve(L, m, p, h)
-        _without(u, h, m, p)
-        _without(w, h, m, p)
-        _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G)
+        _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G, along)
         m -= 1
     return m, steps, m == 0
 
@@ -297,7 +293,7 @@ def _slide(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, k, q, y_k, 
     for r in range(G.shape[0]):
         G[r] += change * q[r]
     if p >= 0:
-        _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G)
+        _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G, np.empty((0, 0)))
         m -= 1
     return m
 

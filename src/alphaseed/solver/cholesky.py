@@ -73,13 +73,20 @@ def row_dot(L, i, z, start=0):
 
 
 @njit(cache=True, nogil=True)
-def solve_pair(L, m, b1, b2, z1, z2):
-    """z1 = Q^-1 b1 and z2 = Q^-1 b2 through Q's factor L (m rows), each row of L brought from
-    memory once for both."""
+def forward_pair(L, m, b1, b2, z1, z2):
+    """z1 = L^-1 b1 and z2 = L^-1 b2 (m rows of the factor L), each row of L brought from memory
+    once for both."""
     for i in range(m):
         # the row, just read for z1, is still in the processor's nearest cache for z2
         z1[i] = (b1[i] - row_dot(L, i, z1)) / L[i, i]
         z2[i] = (b2[i] - row_dot(L, i, z2)) / L[i, i]
+
+
+@njit(cache=True, nogil=True)
+def solve_pair(L, m, b1, b2, z1, z2):
+    """z1 = Q^-1 b1 and z2 = Q^-1 b2 through Q's factor L (m rows), each row of L brought from
+    memory once for both."""
+    forward_pair(L, m, b1, b2, z1, z2)
     # L' z = w, a row of L at a time: each solved value is taken out of the rest
     for j in range(m - 1, -1, -1):
         z1[j] /= L[j, j]
@@ -92,18 +99,22 @@ def solve_pair(L, m, b1, b2, z1, z2):
 
 
 @njit(cache=True, nogil=True)
-def unit_solve(L, m, p, h):
-    """h = Q^-1 e_p: L^-1 e_p is zero above p, so the forward pass starts there."""
-    for i in range(p):
-        h[i] = 0.0
-    h[p] = 1.0 / L[p, p]
-    for i in range(p + 1, m):
-        h[i] = -row_dot(L, i, h, p) / L[i, i]
-    for j in range(m - 1, -1, -1):
-        h[j] /= L[j, j]
-        x = h[j]
-        for i in range(j):
-            h[i] -= L[j, i] * x
+def backward_solve(L, m, x):
+    """x = L'^-1 x in place (m rows of the factor L), two rows of L at a time: each solved pair of
+    values is taken out of the rest in one sweep, so that x, read and written at every row of a
+    one-row sweep, is read and written half as often beside the rows streamed from memory."""
+    j = m - 1
+    while j >= 1:
+        x[j] /= L[j, j]
+        last = x[j]
+        x[j - 1] = (x[j - 1] - L[j, j - 1] * last) / L[j - 1, j - 1]
+        before = x[j - 1]
+        row, above = L[j], L[j - 1]
+        for i in range(j - 1):
+            x[i] -= row[i] * last + above[i] * before
+        j -= 2
+    if j == 0:
+        x[0] /= L[0, 0]
 
 
 @njit(cache=True, nogil=True)
@@ -244,13 +255,19 @@ def _rotate_block(typingctx, L, r, p, count, cos, sin, secant, x, at):
 
 
 @njit(cache=True, nogil=True)
-def shrink(L, m, p):
+def shrink(L, m, p, along):
     """Cut row and column p out of the factor (m rows): the rows below p, each moved up one, are
     brought back to a Cholesky factor by the Givens rotations of the rank-one update with the
     column that left. Row by row, each row read whole; BLOCK rows at a time through the rotations
     already known (``_rotate_block``), then through their own one after the other. A rotation
     multiplies by its cosine's reciprocal (``secant``): a division in that chain would cost
-    several times its latency. L is C-contiguous, as the factor's buffer is."""
+    several times its latency. L is C-contiguous, as the factor's buffer is.
+
+    Each row z of ``along`` (shape (k, m) or wider; k may be 0) that holds L^-1 b follows the
+    factor: it ends holding L^-1 b for the new factor and b without its value p. That is the same
+    rotations applied to z's values from p on as to a row below all of L's, z's value at p its
+    share of the column that left: O(m) a vector, where solving afresh would read all of L.
+    """
     n = m - 1 - p
     x = L[p + 1:m, p].copy()
     cos = np.empty(n)
@@ -276,6 +293,13 @@ def shrink(L, m, p):
             secant[i] = diag / root
             L[r, r] = root
         i0 += rows
+    for k in range(along.shape[0]):
+        z = along[k]
+        share = z[p]
+        for c in range(n):
+            v = (z[p + c + 1] + sin[c] * share) * secant[c]
+            share = cos[c] * share - sin[c] * v
+            z[p + c] = v
 
 
 @njit(cache=True, nogil=True)
