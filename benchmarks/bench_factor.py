@@ -53,8 +53,10 @@ def main() -> None:
     x, along = np.empty(m), np.empty((2, m))
     b1, b2 = rng.standard_normal((2, m))
 
-    # Before every timed call, the parts that only read L too: each then finds the factor in the
-    # processor's caches as the copy left it, the downdate's work undone.
+    # Before every timed call, the parts that only read L too: the factor copied back (the
+    # downdate's work undone) and the vectors that the calls change in place set afresh (repeated
+    # backward solves would grow x without bound), so each call finds the factor in the
+    # processor's caches as the last forward pass over it left it.
     def restore():
         L[:m, :m] = factor[:m, :m]
         x[:] = b1

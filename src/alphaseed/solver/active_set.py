@@ -164,9 +164,10 @@ def _leave(L, rowQ, where, slots, yF, gF, pend, m, p, along):
 
 @njit(cache=True, nogil=True)
 def _combine(u, w, yF, D, m, offset):
-    """D = u - mu w with mu chosen so that y_F' D = -offset (y'alpha stays 0 when an index
-    outside F moves too, by offset in y terms), for u = Q_FF^-1 b and w = Q_FF^-1 y_F: then
-    D = Q_FF^-1 (b - mu y_F). Returns mu."""
+    """D = u - mu w with mu chosen so that yF' D = -offset. For u = Q_FF^-1 b and w = Q_FF^-1 y_F,
+    D = Q_FF^-1 (b - mu y_F) with y_F' D = -offset (y'alpha stays 0 when an index outside F moves
+    too, by offset in y terms); for u = L^-1 b and w = L^-1 y_F, given w in yF's place, the same
+    holds of L^-T D (y_F' Q_FF^-1 v = w' L^-1 v). Returns mu."""
     yu = 0.0
     yw = 0.0
     for i in range(m):
