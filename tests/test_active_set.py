@@ -608,14 +608,19 @@ def synced(state, m, G):
     return G + state["rowQ"][:m].T @ by_row
 
 
-def test_newton_steps_keep_the_gradient_of_f_and_of_the_rest():
+@pytest.mark.parametrize("n", [40, 150])
+def test_newton_steps_keep_the_gradient_of_f_and_of_the_rest(n):
     # catches a step that forgets G_F's change (gF), or a leaving index whose pending change never
-    # reaches G: both gradients must equal the ones computed afresh at the point reached
+    # reaches G: both gradients must equal the ones computed afresh at the point reached. At 150
+    # one call takes more than twice FRESH_SOLVES steps, so u and w are solved afresh mid-call:
+    # a refresh that solves for a stale right-hand side there (the last direction left in D
+    # instead of -G_F) fails at 150 and passes at 40
     from alphaseed.solver.active_set import _to_face_optimum
 
-    exact, y, bounds, alpha, G, state, m = free_state()
+    exact, y, bounds, alpha, G, state, m = free_state(n=n)
     m_after, steps, reached = _to_face_optimum(*state.values(), m, alpha, bounds, G, 1000)
     assert reached and steps > 1 and m_after < m          # some indices met their bounds
+    assert n < 150 or steps > 2 * active_set.FRESH_SOLVES
     G = synced(state, m_after, G)
     fresh = exact_gradient(exact, y, alpha)
     np.testing.assert_allclose(G, fresh, atol=1e-9)
