@@ -18,7 +18,8 @@ from alphaseed.solver import SolverOptions, solve, upper_bounds
 from alphaseed.solver import active_set
 from alphaseed.solver.active_set import _leave, _rows_in_front, exact_gradient, finish, gap, reusing_memory
 from alphaseed.solver.cholesky import (
-    DEPENDENT, backward_solve, grow, grow_many, pivoted_factor, plain_factor, row_dot, shrink, solve_pair,
+    DEPENDENT, backward_solve, compact, cut, forward_pair, grow, grow_many, pivoted_factor, plain_factor, row_dot,
+    shrink, solve_pair,
 )
 
 ACTIVE_SET = SolverOptions(solver="active_set")
@@ -75,7 +76,9 @@ def test_leave_leaves_the_cholesky_factor_of_the_matrix_without_that_row_and_col
     along = np.zeros((2, m + 2))
     along[:, :m] = solve_triangular(L[:m, :m], b.T, lower=True).T
     before = rowQ[where[:m]].copy(), slots[:m].copy(), yF[:m].copy(), gF[:m].copy(), pend[:m].copy()
-    _leave(L, rowQ, where, slots, yF, gF, pend, m, p, along)
+    rows = np.arange(m + 2)
+    _leave(L, rows, rowQ, where, slots, yF, gF, pend, m, p, along)
+    compact(L, rows, m - 1)
     keep = np.delete(np.arange(m), p)
     factor = np.tril(L[:m - 1, :m - 1])
     np.testing.assert_allclose(factor @ factor.T, A[np.ix_(keep, keep)], atol=1e-12 * np.abs(A).max())
@@ -264,18 +267,51 @@ def test_shrink_is_its_rotations_row_by_row_bit_for_bit(m, p):
     np.testing.assert_array_equal(L, expected)
 
 
+@pytest.mark.parametrize("m, cuts", [(40, [3, 17, 0, 30]), (53, [52, 0, 25, 25, 1]), (70, [21, 40, 5])])
+def test_cuts_then_compact_are_shrinks_bit_for_bit(m, cuts):
+    # cut leaves each row where it is and compact moves them once: catches a row map not passed
+    # on (the freed row not given to the last position, a position given the wrong row), the
+    # rotations reading the row below where the rows stay in place, a compaction that copies the
+    # wrong rows or too short a prefix or leaves the map as it was, and the solves through the map
+    # reading a row by its position instead (the buffer's NaN border and the rows cut out show)
+    rng = np.random.default_rng(m)
+    A = rng.normal(size=(m, m + 2))
+    moved = np.full((m + 3, m + 3), np.nan)
+    moved[:m, :m] = np.linalg.cholesky(A @ A.T)
+    kept, rows = moved.copy(), np.arange(m)
+    for k, p in enumerate(cuts):
+        shrink(moved, m - k, p, np.empty((0, 0)))
+        cut(kept, rows, m - k, p, np.empty((0, 0)))
+    n = m - len(cuts)
+    b1, b2 = rng.normal(size=(2, n))
+    solved = [np.empty(n) for _ in range(4)]
+    forward_pair(moved, n, b1, b2, solved[0], solved[1], np.arange(n))
+    forward_pair(kept, n, b1, b2, solved[2], solved[3], rows)
+    np.testing.assert_array_equal(solved[2:], solved[:2])
+    backward_solve(moved, n, solved[0], np.arange(n))
+    backward_solve(kept, n, solved[2], rows)
+    np.testing.assert_array_equal(solved[2], solved[0])
+    compact(kept, rows, n)
+    np.testing.assert_array_equal(rows, np.arange(m))
+    np.testing.assert_array_equal(np.tril(kept[:n, :n]), np.tril(moved[:n, :n]))
+
+
 @pytest.mark.parametrize("m", [0, 1, 2, 3, 4, 5, 17])
 def test_backward_solve_solves_with_the_factors_transpose(m):
     # catches the two-row sweep dropping the row above's share, solving the second value of a
-    # pair before the first is taken out of it, or leaving the first value unsolved where m is odd
+    # pair before the first is taken out of it, leaving the first value unsolved where m is odd,
+    # or reading a row by its position instead of through the row map (the factor's rows sit
+    # apart in the buffer, the rows between them NaN)
     rng = np.random.default_rng(m)
     A = rng.normal(size=(m, m))
     factor = np.linalg.cholesky(A @ A.T + np.eye(m))
-    L = np.full((m + 1, m + 1), np.nan)     # a read of the upper triangle or beyond m shows
-    L[:m, :m][np.tril_indices(m)] = factor[np.tril_indices(m)]
+    rows = np.sort(rng.choice(m + 3, size=m, replace=False))
+    L = np.full((m + 3, m + 3), np.nan)     # a read of the upper triangle, beyond m or off the map shows
+    for i, row in enumerate(rows):
+        L[row, :i + 1] = factor[i, :i + 1]
     b = rng.normal(size=m)
     x = b.copy()
-    backward_solve(L, m, x)
+    backward_solve(L, m, x, rows)
     np.testing.assert_allclose(factor.T @ x, b, atol=1e-10)
 
 

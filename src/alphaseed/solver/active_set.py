@@ -38,7 +38,7 @@ from numba import njit
 
 from ..kernel import ExactKernel, blas_threads, lower_solves
 from .cholesky import (
-    DEPENDENT, backward_solve, forward_pair, grow_many, pivoted_factor, plain_factor, shrink, solve_pair,
+    DEPENDENT, backward_solve, compact, cut, forward_pair, grow_many, pivoted_factor, plain_factor, solve_pair,
 )
 from .smo import calculate_rho
 from .state import bound_statuses
@@ -143,11 +143,11 @@ def _enter_many(L, rowQ, where, slots, yF, gF, pend, m, entering, columns, forwa
 
 
 @njit(cache=True, nogil=True)
-def _leave(L, rowQ, where, slots, yF, gF, pend, m, p, along):
-    """Take position p out of F (m positions): its row and column out of L (the rows of ``along``,
-    L^-1 times vectors over F, following), and its column of Q and its entries out of the
-    bookkeeping."""
-    shrink(L, m, p, along)
+def _leave(L, rows, rowQ, where, slots, yF, gF, pend, m, p, along):
+    """Take position p out of F (m positions): its row and column out of L, whose row i lives in
+    L's row rows[i] (``cholesky.cut``; the rows of ``along``, L^-1 times vectors over F,
+    following), and its column of Q and its entries out of the bookkeeping."""
+    cut(L, rows, m, p, along)
     # rowQ's last used row moves into the row p used
     freed = where[p]
     for i in range(m):
@@ -209,13 +209,13 @@ def _move(D, m, t, p, alpha, bounds, slots, pend):
 
 
 @njit(cache=True, nogil=True)
-def _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G, along):
-    """Position p leaves F, its pending change of alpha applied to G first (``along`` as for
-    ``_leave``)."""
+def _drop(L, rows, rowQ, where, slots, yF, gF, pend, m, p, G, along):
+    """Position p leaves F, its pending change of alpha applied to G first (``rows`` and
+    ``along`` as for ``_leave``)."""
     row = rowQ[where[p]]
     for r in range(G.shape[0]):
         G[r] += pend[p] * row[r]
-    _leave(L, rowQ, where, slots, yF, gF, pend, m, p, along)
+    _leave(L, rows, rowQ, where, slots, yF, gF, pend, m, p, along)
 
 
 @njit(cache=True, nogil=True)
@@ -226,13 +226,16 @@ def _to_face_optimum(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, m
     change of alpha since G was last brought up to date.
 
     A step's direction D = Q_FF^-1 (-G_F - lambda y_F) comes from u = L^-1 (-G_F) and
-    w = L^-1 y_F, which the step and the factor's downdate carry along in O(m) (``shrink``'s
+    w = L^-1 y_F, which the step and the factor's downdate carry along in O(m) (``cut``'s
     ``along``): y_F' Q_FF^-1 v = w' L^-1 v, so lambda comes from u and w, and D is one backward
-    solve, the step's one pass over the factor beside the downdate's.
+    solve, the step's one pass over the factor beside the downdate's. The downdates leave the
+    factor's rows where they are (``cholesky.cut``), and it is compacted once on the way out.
 
     Returns (m, steps, reached).
     """
     steps = 0
+    reached = False
+    rows = np.arange(m)
     along = np.empty((2, m))
     u, w = along[0], along[1]
     D = np.empty(m)
@@ -242,13 +245,13 @@ def _to_face_optimum(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, m
             # u and w afresh; between, each step and each downdate carry them along
             for i in range(m):
                 D[i] = -gF[i]
-            forward_pair(L, m, D, yF, u, w)
+            forward_pair(L, m, D, yF, u, w, rows)
             fresh = FRESH_SOLVES
         fresh -= 1
         steps += 1
         # _combine with w in y_F's place: L^-T (u - lambda w) has y_F' D = w'(u - lambda w) = 0
         lam = _combine(u, w, w, D, m, 0.0)
-        backward_solve(L, m, D)
+        backward_solve(L, m, D, rows)
         t, p = _first_bound(D, m, alpha, bounds, slots, 1.0)
         _move(D, m, t, p, alpha, bounds, slots, pend)
         for i in range(m):
@@ -257,10 +260,12 @@ def _to_face_optimum(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, m
             gF[i] = (1.0 - t) * gF[i] - t * lam * yF[i]
             u[i] = (1.0 - t) * u[i] + t * lam * w[i]
         if p < 0:
-            return m, steps, True
-        _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G, along)
+            reached = True
+            break
+        _drop(L, rows, rowQ, where, slots, yF, gF, pend, m, p, G, along)
         m -= 1
-    return m, steps, m == 0
+    compact(L, rows, m)
+    return m, steps, reached or m == 0
 
 
 @njit(cache=True, nogil=True)
@@ -294,8 +299,10 @@ def _slide(L, rowQ, where, slots, yF, gF, pend, m, alpha, bounds, G, k, q, y_k, 
     for r in range(G.shape[0]):
         G[r] += change * q[r]
     if p >= 0:
-        _drop(L, rowQ, where, slots, yF, gF, pend, m, p, G, np.empty((0, 0)))
+        rows = np.arange(m)
+        _drop(L, rows, rowQ, where, slots, yF, gF, pend, m, p, G, np.empty((0, 0)))
         m -= 1
+        compact(L, rows, m)
     return m
 
 

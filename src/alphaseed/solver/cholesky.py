@@ -7,7 +7,9 @@ leaving one is cut out and the rows below it are brought back to triangular form
 rotations (the rank-one update with the column that left).
 
 The factor L (lower, Q = L L') lives in the leading m x m block of a larger row-major array, so
-that its rows are contiguous and it can grow without moving. A column whose Schur complement
+that its rows are contiguous and it can grow without moving. A run of leaves may leave each row
+where it is instead (``cut``, a row map saying where each lies, which the solves read through),
+and ``compact`` moves them back once the run ends. A column whose Schur complement
 keeps less than ``DEPENDENT`` of its diagonal lies in the span of the others to rounding (a
 duplicate instance): it is refused, since the factor would then hold a pivot made of rounding
 noise and the solves would blow it up.
@@ -58,13 +60,10 @@ def _lane_sums(typingctx, a, b):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def row_dot(L, i, z, start=0):
-    """L[i, start:i] . z[start:i] in four running sums (``_lane_sums``), the tail's terms added to
-    the first: one sum would wait on its last addition at every term, and a fixed split gives the
-    same result on every machine (no fastmath). L and z are C-contiguous, as the factor's buffer
-    and its vectors are."""
-    a = L[i, start:i]
-    b = z[start:i]
+def _lane_dot(a, b):
+    """a . b (two contiguous float64 arrays of one length) in four running sums
+    (``_lane_sums``), the tail's terms added to the first: one sum would wait on its last addition
+    at every term, and a fixed split gives the same result on every machine (no fastmath)."""
     n = a.shape[0]
     s0, s1, s2, s3 = _lane_sums(a, b)
     for j in range(n - n % LANES, n):
@@ -72,21 +71,29 @@ def row_dot(L, i, z, start=0):
     return (s0 + s1) + (s2 + s3)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def row_dot(L, i, z, start=0):
+    """L[i, start:i] . z[start:i] by ``_lane_dot``. L and z are C-contiguous, as the factor's
+    buffer and its vectors are."""
+    return _lane_dot(L[i, start:i], z[start:i])
+
+
 @njit(cache=True, nogil=True)
-def forward_pair(L, m, b1, b2, z1, z2):
-    """z1 = L^-1 b1 and z2 = L^-1 b2 (m rows of the factor L), each row of L brought from memory
-    once for both."""
+def forward_pair(L, m, b1, b2, z1, z2, rows):
+    """z1 = L^-1 b1 and z2 = L^-1 b2 (m rows of the factor L, row i of it in L's row rows[i]: see
+    ``cut``), each row of L brought from memory once for both."""
     for i in range(m):
         # the row, just read for z1, is still in the processor's nearest cache for z2
-        z1[i] = (b1[i] - row_dot(L, i, z1)) / L[i, i]
-        z2[i] = (b2[i] - row_dot(L, i, z2)) / L[i, i]
+        row = L[rows[i]]
+        z1[i] = (b1[i] - _lane_dot(row[:i], z1[:i])) / row[i]
+        z2[i] = (b2[i] - _lane_dot(row[:i], z2[:i])) / row[i]
 
 
 @njit(cache=True, nogil=True)
 def solve_pair(L, m, b1, b2, z1, z2):
     """z1 = Q^-1 b1 and z2 = Q^-1 b2 through Q's factor L (m rows), each row of L brought from
     memory once for both."""
-    forward_pair(L, m, b1, b2, z1, z2)
+    forward_pair(L, m, b1, b2, z1, z2, np.arange(m))
     # L' z = w, a row of L at a time: each solved value is taken out of the rest
     for j in range(m - 1, -1, -1):
         z1[j] /= L[j, j]
@@ -99,22 +106,23 @@ def solve_pair(L, m, b1, b2, z1, z2):
 
 
 @njit(cache=True, nogil=True)
-def backward_solve(L, m, x):
-    """x = L'^-1 x in place (m rows of the factor L), two rows of L at a time: each solved pair of
-    values is taken out of the rest in one sweep, so that x, read and written at every row of a
-    one-row sweep, is read and written half as often beside the rows streamed from memory."""
+def backward_solve(L, m, x, rows):
+    """x = L'^-1 x in place (m rows of the factor L, row i of it in L's row rows[i]: see ``cut``),
+    two rows of L at a time: each solved pair of values is taken out of the rest in one sweep, so
+    that x, read and written at every row of a one-row sweep, is read and written half as often
+    beside the rows streamed from memory."""
     j = m - 1
     while j >= 1:
-        x[j] /= L[j, j]
+        row, above = L[rows[j]], L[rows[j - 1]]
+        x[j] /= row[j]
         last = x[j]
-        x[j - 1] = (x[j - 1] - L[j, j - 1] * last) / L[j - 1, j - 1]
+        x[j - 1] = (x[j - 1] - row[j - 1] * last) / above[j - 1]
         before = x[j - 1]
-        row, above = L[j], L[j - 1]
         for i in range(j - 1):
             x[i] -= row[i] * last + above[i] * before
         j -= 2
     if j == 0:
-        x[0] /= L[0, 0]
+        x[0] /= L[rows[0], 0]
 
 
 @njit(cache=True, nogil=True)
@@ -173,95 +181,151 @@ def grow_many(L, m, forward, among, diagonal, tol, taken):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _rotate(L, r, c0, c1, p, cos, sin, secant, xi):
-    """Row r of the rows below p (moved up one: it reads row r + 1) through rotations c0..c1 - 1;
-    returns what is left of its share of the column that left."""
+def _rotate(L, written, read, c0, c1, p, cos, sin, secant, xi):
+    """A row below p through rotations c0..c1 - 1: it reads its values from L's row ``read``, one
+    column on (the column that left is cut out), and writes them into row ``written`` (the same
+    row, or the one above); returns what is left of its share of the column that left."""
     for c in range(c0, c1):
-        v = (L[r + 1, p + c + 1] + sin[c] * xi) * secant[c]
+        v = (L[read, p + c + 1] + sin[c] * xi) * secant[c]
         xi = cos[c] * xi - sin[c] * v
-        L[r, p + c] = v
+        L[written, p + c] = v
     return xi
 
 
-# Rows below the one cut out that ``shrink`` takes through the rotations already known at once:
+# Rows below the one cut out that ``shrink`` and ``cut`` take through the rotations already known at once:
 # each rotation waits on the last, so BLOCK independent rows keep the processor busy, as
 # ROTATED_VECTORS vectors of LANES rows each.
 ROTATED_VECTORS = 4
 BLOCK = LANES * ROTATED_VECTORS
 
 
-@intrinsic
-def _rotate_block(typingctx, L, r, p, count, cos, sin, secant, x, at):
-    """``_rotate`` for the BLOCK rows r, r + 1, ... at once through the rotations 0 .. count - 1,
-    x[at:at + BLOCK] their shares of the column that left (updated): each row's values are
-    _rotate's bit for bit (IEEE products and sums in its order), the rows held in the lanes of
-    vectors, read and written one value at a time (they are rows apart)."""
-    arrays = (L, cos, sin, secant, x)
-    if not (all(isinstance(t, types.Array) and t.dtype == types.float64 and t.layout == "C" and t.mutable
-                for t in arrays) and L.ndim == 2 and all(t.ndim == 1 for t in arrays[1:])
-            and all(isinstance(t, types.Integer) for t in (r, p, count, at))):
-        return None
+def _rotations_in_lanes(shift: int):
+    """The intrinsic ``_rotate`` for the BLOCK rows at, at + 1, ... below p at once through the
+    rotations 0 .. count - 1: row k of the block writes into L's row rows[at + k] and reads from
+    L's row rows[at + k + shift] (``shift`` 1: the rows below, each moved up one, as ``shrink``
+    moves them; 0: in place, as ``cut`` leaves them), x[at:at + BLOCK] their shares of the column
+    that left (updated). Each row's values are _rotate's bit for bit (IEEE products and sums in
+    its order), the rows held in the lanes of vectors, read and written one value at a time (they
+    are rows apart). The shift is fixed at compile time so that the block takes BLOCK + shift row
+    pointers: twice as many would no longer fit the processor's registers."""
 
-    def codegen(context, builder, signature, args):
-        L_type, _, _, _, *array_types, _ = signature.args
-        matrix = context.make_array(L_type)(context, builder, args[0])
-        r, p, count = args[1:4]
-        cos, sin, secant, x = (context.make_array(t)(context, builder, v) for t, v in zip(array_types, args[4:8]))
-        i64, i32, byte = ir.IntType(64), ir.IntType(32), ir.IntType(8)
-        double = ir.DoubleType()
-        vector = ir.VectorType(double, LANES)
-        row_bytes = builder.extract_value(matrix.strides, 0)
-        origin = builder.bitcast(matrix.data, byte.as_pointer())
-        # column 0 of each row of the block and the one below it: row k + 1 is read, row k written
-        rows = [builder.gep(origin, [builder.mul(builder.add(r, ir.Constant(i64, k)), row_bytes)])
-                for k in range(BLOCK + 1)]
-        shares_at = builder.gep(x.data, [args[8]])
-        share_vectors = [builder.bitcast(builder.gep(shares_at, [ir.Constant(i64, g * LANES)]), vector.as_pointer())
-                         for g in range(ROTATED_VECTORS)]
-        shares = [cgutils.alloca_once_value(builder, builder.load(v, align=8)) for v in share_vectors]
+    @intrinsic
+    def rotate_block(typingctx, L, rows, p, count, cos, sin, secant, x, at):
+        arrays = (L, cos, sin, secant, x)
+        if not (all(isinstance(t, types.Array) and t.dtype == types.float64 and t.layout == "C" and t.mutable
+                    for t in arrays) and L.ndim == 2 and all(t.ndim == 1 for t in arrays[1:])
+                and isinstance(rows, types.Array) and rows.ndim == 1 and rows.dtype == types.int64
+                and all(isinstance(t, types.Integer) for t in (p, count, at))):
+            return None
 
-        def broadcast(values, c):
-            one = builder.insert_element(ir.Constant(vector, ir.Undefined), builder.load(builder.gep(values.data, [c])),
-                                         ir.Constant(i32, 0))
-            return builder.shuffle_vector(one, ir.Constant(vector, ir.Undefined),
-                                          ir.Constant(ir.VectorType(i32, LANES), [0] * LANES))
+        def codegen(context, builder, signature, args):
+            L_type, rows_type, _, _, *array_types, _ = signature.args
+            matrix = context.make_array(L_type)(context, builder, args[0])
+            row_index = context.make_array(rows_type)(context, builder, args[1])
+            p, count = args[2:4]
+            cos, sin, secant, x = (context.make_array(t)(context, builder, v) for t, v in zip(array_types, args[4:8]))
+            i64, i32, byte = ir.IntType(64), ir.IntType(32), ir.IntType(8)
+            double = ir.DoubleType()
+            vector = ir.VectorType(double, LANES)
+            row_bytes = builder.extract_value(matrix.strides, 0)
+            origin = builder.bitcast(matrix.data, byte.as_pointer())
+            # column 0 of L's row rows[at + k]: row k of the block writes there, and reads from k + shift
+            starts = [builder.gep(origin, [builder.mul(builder.load(builder.gep(
+                row_index.data, [builder.add(args[8], ir.Constant(i64, k))])), row_bytes)])
+                for k in range(BLOCK + shift)]
+            shares_at = builder.gep(x.data, [args[8]])
+            share_vectors = [builder.bitcast(builder.gep(shares_at, [ir.Constant(i64, g * LANES)]), vector.as_pointer())
+                             for g in range(ROTATED_VECTORS)]
+            shares = [cgutils.alloca_once_value(builder, builder.load(v, align=8)) for v in share_vectors]
 
-        def at_column(row, column):
-            offset = builder.mul(column, ir.Constant(i64, 8))
-            return builder.bitcast(builder.gep(row, [offset]), double.as_pointer())
+            def broadcast(values, c):
+                one = builder.insert_element(ir.Constant(vector, ir.Undefined), builder.load(builder.gep(values.data, [c])),
+                                             ir.Constant(i32, 0))
+                return builder.shuffle_vector(one, ir.Constant(vector, ir.Undefined),
+                                              ir.Constant(ir.VectorType(i32, LANES), [0] * LANES))
 
-        with cgutils.for_range(builder, count) as loop:
-            c = loop.index
-            sine, cosine, secant_c = (broadcast(values, c) for values in (sin, cos, secant))
-            written = builder.add(p, c)
-            read = builder.add(written, ir.Constant(i64, 1))
-            for g in range(ROTATED_VECTORS):
-                lanes = range(g * LANES, (g + 1) * LANES)
-                below = ir.Constant(vector, ir.Undefined)
-                for lane, k in enumerate(lanes):
-                    below = builder.insert_element(below, builder.load(at_column(rows[k + 1], read)),
-                                                   ir.Constant(i32, lane))
-                xs = builder.load(shares[g])
-                # _rotate's v = (L[r + 1, p + c + 1] + sin x) secant, then x = cos x - sin v
-                v = builder.fmul(builder.fadd(below, builder.fmul(sine, xs)), secant_c)
-                builder.store(builder.fsub(builder.fmul(cosine, xs), builder.fmul(sine, v)), shares[g])
-                for lane, k in enumerate(lanes):
-                    builder.store(builder.extract_element(v, ir.Constant(i32, lane)), at_column(rows[k], written))
-        for share, vector_at in zip(shares, share_vectors):
-            builder.store(builder.load(share), vector_at, align=8)
-        return context.get_dummy_value()
+            def at_column(row, column):
+                offset = builder.mul(column, ir.Constant(i64, 8))
+                return builder.bitcast(builder.gep(row, [offset]), double.as_pointer())
 
-    return types.none(L, types.int64, types.int64, types.int64, cos, sin, secant, x, types.int64), codegen
+            with cgutils.for_range(builder, count) as loop:
+                c = loop.index
+                sine, cosine, secant_c = (broadcast(values, c) for values in (sin, cos, secant))
+                written = builder.add(p, c)
+                read = builder.add(written, ir.Constant(i64, 1))
+                for g in range(ROTATED_VECTORS):
+                    lanes = range(g * LANES, (g + 1) * LANES)
+                    below = ir.Constant(vector, ir.Undefined)
+                    for lane, k in enumerate(lanes):
+                        below = builder.insert_element(below, builder.load(at_column(starts[k + shift], read)),
+                                                       ir.Constant(i32, lane))
+                    xs = builder.load(shares[g])
+                    # _rotate's v = (L[read, p + c + 1] + sin x) secant, then x = cos x - sin v
+                    v = builder.fmul(builder.fadd(below, builder.fmul(sine, xs)), secant_c)
+                    builder.store(builder.fsub(builder.fmul(cosine, xs), builder.fmul(sine, v)), shares[g])
+                    for lane, k in enumerate(lanes):
+                        builder.store(builder.extract_element(v, ir.Constant(i32, lane)), at_column(starts[k], written))
+            for share, vector_at in zip(shares, share_vectors):
+                builder.store(builder.load(share), vector_at, align=8)
+            return context.get_dummy_value()
+
+        return types.none(L, rows, types.int64, types.int64, cos, sin, secant, x, types.int64), codegen
+
+    return rotate_block
+
+
+_rotate_block_moved = _rotations_in_lanes(1)
+_rotate_block_in_place = _rotations_in_lanes(0)
 
 
 @njit(cache=True, nogil=True)
 def shrink(L, m, p, along):
     """Cut row and column p out of the factor (m rows): the rows below p, each moved up one, are
     brought back to a Cholesky factor by the Givens rotations of the rank-one update with the
-    column that left. Row by row, each row read whole; BLOCK rows at a time through the rotations
-    already known (``_rotate_block``), then through their own one after the other. A rotation
-    multiplies by its cosine's reciprocal (``secant``): a division in that chain would cost
-    several times its latency. L is C-contiguous, as the factor's buffer is.
+    column that left (``_rotations``; ``along`` as there). L is C-contiguous, as the factor's
+    buffer is."""
+    for r in range(p, m - 1):
+        for j in range(p):
+            L[r, j] = L[r + 1, j]
+    _rotations(L, m, p, along, np.arange(p, m), 1)
+
+
+@njit(cache=True, nogil=True)
+def cut(L, rows, m, p, along):
+    """``shrink`` with no row moved: row i of the factor lives in L's row rows[i] (the identity
+    where nothing was cut yet), and cutting p out hands each row below it the next one's L row,
+    its values rotated in place one column on, and gives p's L row to position m - 1. A leave
+    then costs only its rotations: moving the rows below p up one reads and writes all their
+    values left of p, in a large factor more than the rotations do. ``compact`` puts the rows
+    back in place."""
+    freed = rows[p]
+    for i in range(p, m - 1):
+        rows[i] = rows[i + 1]
+    rows[m - 1] = freed
+    _rotations(L, m, p, along, rows[p:m - 1], 0)
+
+
+@njit(cache=True, nogil=True)
+def compact(L, rows, m):
+    """Move the factor's m rows into L's first m rows (after ``cut``: rows[i] >= i, ascending) and
+    make ``rows`` the identity again."""
+    for i in range(m):
+        r = rows[i]
+        if r != i:
+            for j in range(i + 1):
+                L[i, j] = L[r, j]
+    for i in range(rows.shape[0]):
+        rows[i] = i
+
+
+@njit(cache=True, nogil=True)
+def _rotations(L, m, p, along, rows, shift):
+    """The rotations that bring the rows below p (each the next one of the m on, without column
+    p, read from L's row rows[i + shift] and written into rows[i]) back to a Cholesky factor: the
+    rank-one update with the column that left. Row by row, each row read whole; BLOCK rows at a
+    time through the rotations already known (``_rotations_in_lanes``), then through their own
+    one after the other. A rotation multiplies by its cosine's reciprocal (``secant``): a division in
+    that chain would cost several times its latency.
 
     Each row z of ``along`` (shape (k, m) or wider; k may be 0) that holds L^-1 b follows the
     factor: it ends holding L^-1 b for the new factor and b without its value p. That is the same
@@ -269,30 +333,31 @@ def shrink(L, m, p, along):
     share of the column that left: O(m) a vector, where solving afresh would read all of L.
     """
     n = m - 1 - p
-    x = L[p + 1:m, p].copy()
+    x = np.empty(n)
+    for i in range(n):
+        x[i] = L[rows[i + shift], p]
     cos = np.empty(n)
     sin = np.empty(n)
     secant = np.empty(n)
-    for r in range(p, m - 1):
-        for j in range(p):
-            L[r, j] = L[r + 1, j]
     i0 = 0
     while i0 < n:
-        rows = min(BLOCK, n - i0)
+        count = min(BLOCK, n - i0)
         known = 0
-        if rows == BLOCK and i0 > 0:
-            _rotate_block(L, p + i0, p, i0, cos, sin, secant, x, i0)
+        if count == BLOCK and i0 > 0:
+            if shift:
+                _rotate_block_moved(L, rows, p, i0, cos, sin, secant, x, i0)
+            else:
+                _rotate_block_in_place(L, rows, p, i0, cos, sin, secant, x, i0)
             known = i0
-        for i in range(i0, i0 + rows):
-            r = p + i
-            xi = _rotate(L, r, known, i, p, cos, sin, secant, x[i])
-            diag = L[r + 1, r + 1]
+        for i in range(i0, i0 + count):
+            xi = _rotate(L, rows[i], rows[i + shift], known, i, p, cos, sin, secant, x[i])
+            diag = L[rows[i + shift], p + i + 1]
             root = np.sqrt(diag * diag + xi * xi)
             cos[i] = root / diag
             sin[i] = xi / diag
             secant[i] = diag / root
-            L[r, r] = root
-        i0 += rows
+            L[rows[i], p + i] = root
+        i0 += count
     for k in range(along.shape[0]):
         z = along[k]
         share = z[p]
