@@ -254,7 +254,7 @@ def _shrunk_row_by_row(L, m, p):
 
 @pytest.mark.parametrize("m, p", [(40, 3), (53, 0), (70, 21)])
 def test_shrink_is_its_rotations_row_by_row_bit_for_bit(m, p):
-    # catches the vector lanes of a block (``_rotate_block``) mixing rows, reading or writing a
+    # catches the vector lanes of a block (``_rotations_in_lanes``) mixing rows, reading or writing a
     # column off by one or outside the rows below p (the buffer's NaN border and the upper
     # triangle are compared too), or rotating in another order or with a fused multiply-add: the
     # factor would still be a factor of the same matrix to rounding, so only bits show it
@@ -296,12 +296,13 @@ def test_cuts_then_compact_are_shrinks_bit_for_bit(m, cuts):
     np.testing.assert_array_equal(np.tril(kept[:n, :n]), np.tril(moved[:n, :n]))
 
 
-@pytest.mark.parametrize("m", [0, 1, 2, 3, 4, 5, 17])
+@pytest.mark.parametrize("m", [0, 1, 2, 3, 4, 5, 6, 7, 17])
 def test_backward_solve_solves_with_the_factors_transpose(m):
-    # catches the two-row sweep dropping the row above's share, solving the second value of a
-    # pair before the first is taken out of it, leaving the first value unsolved where m is odd,
-    # or reading a row by its position instead of through the row map (the factor's rows sit
-    # apart in the buffer, the rows between them NaN)
+    # catches the four-row sweep dropping one row's share, solving a value of its group before
+    # those above it are taken out of it, leaving the first values unsolved where four do not
+    # divide m (m = 5, 6, 7 leave one, two and three after a sweep), or reading a row by its
+    # position instead of through the row map (the factor's rows sit apart in the buffer, the
+    # rows between them NaN)
     rng = np.random.default_rng(m)
     A = rng.normal(size=(m, m))
     factor = np.linalg.cholesky(A @ A.T + np.eye(m))

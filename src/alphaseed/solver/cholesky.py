@@ -108,21 +108,31 @@ def solve_pair(L, m, b1, b2, z1, z2):
 @njit(cache=True, nogil=True)
 def backward_solve(L, m, x, rows):
     """x = L'^-1 x in place (m rows of the factor L, row i of it in L's row rows[i]: see ``cut``),
-    two rows of L at a time: each solved pair of values is taken out of the rest in one sweep, so
-    that x, read and written at every row of a one-row sweep, is read and written half as often
-    beside the rows streamed from memory."""
+    four rows of L at a time: each solved group of four values is taken out of the rest in one
+    sweep, so that x, read and written at every row of a one-row sweep, is read and written a
+    quarter as often beside the rows streamed from memory."""
     j = m - 1
-    while j >= 1:
-        row, above = L[rows[j]], L[rows[j - 1]]
+    while j >= 3:
+        r0, r1, r2, r3 = L[rows[j]], L[rows[j - 1]], L[rows[j - 2]], L[rows[j - 3]]
+        x[j] /= r0[j]
+        a = x[j]
+        x[j - 1] = (x[j - 1] - r0[j - 1] * a) / r1[j - 1]
+        b = x[j - 1]
+        x[j - 2] = (x[j - 2] - r0[j - 2] * a - r1[j - 2] * b) / r2[j - 2]
+        c = x[j - 2]
+        x[j - 3] = (x[j - 3] - r0[j - 3] * a - r1[j - 3] * b - r2[j - 3] * c) / r3[j - 3]
+        d = x[j - 3]
+        for i in range(j - 3):
+            x[i] -= (r0[i] * a + r1[i] * b) + (r2[i] * c + r3[i] * d)
+        j -= 4
+    # the first rows, fewer than four, one at a time
+    while j >= 0:
+        row = L[rows[j]]
         x[j] /= row[j]
-        last = x[j]
-        x[j - 1] = (x[j - 1] - row[j - 1] * last) / above[j - 1]
-        before = x[j - 1]
-        for i in range(j - 1):
-            x[i] -= row[i] * last + above[i] * before
-        j -= 2
-    if j == 0:
-        x[0] /= L[rows[0], 0]
+        a = x[j]
+        for i in range(j):
+            x[i] -= row[i] * a
+        j -= 1
 
 
 @njit(cache=True, nogil=True)
