@@ -55,7 +55,7 @@ def main() -> None:
     L = factor.copy()
     x, along = np.empty(m), np.empty((2, m))
     b1, b2 = rng.standard_normal((2, m))
-    identity = np.arange(m)
+    identity = np.arange(m, dtype=np.int64)
     order = identity.copy()
 
     # Before every timed call, the parts that only read L too: the factor copied back (the

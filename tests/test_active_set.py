@@ -76,7 +76,7 @@ def test_leave_leaves_the_cholesky_factor_of_the_matrix_without_that_row_and_col
     along = np.zeros((2, m + 2))
     along[:, :m] = solve_triangular(L[:m, :m], b.T, lower=True).T
     before = rowQ[where[:m]].copy(), slots[:m].copy(), yF[:m].copy(), gF[:m].copy(), pend[:m].copy()
-    rows = np.arange(m + 2)
+    rows = np.arange(m + 2, dtype=np.int64)
     _leave(L, rows, rowQ, where, slots, yF, gF, pend, m, p, along)
     compact(L, rows, m - 1)
     keep = np.delete(np.arange(m), p)
@@ -270,25 +270,25 @@ def test_shrink_is_its_rotations_row_by_row_bit_for_bit(m, p):
 @pytest.mark.parametrize("m, cuts", [(40, [3, 17, 0, 30]), (53, [52, 0, 25, 25, 1]), (70, [21, 40, 5])])
 def test_cuts_then_compact_are_shrinks_bit_for_bit(m, cuts):
     # cut leaves each row where it is and compact moves them once: catches a row map not passed
-    # on (the freed row not given to the last position, a position given the wrong row), the
-    # rotations reading the row below where the rows stay in place, a compaction that copies the
+    # on (a position given the wrong row), the rotations reading the row below where the rows
+    # stay in place, a compaction that copies the
     # wrong rows or too short a prefix or leaves the map as it was, and the solves through the map
     # reading a row by its position instead (the buffer's NaN border and the rows cut out show)
     rng = np.random.default_rng(m)
     A = rng.normal(size=(m, m + 2))
     moved = np.full((m + 3, m + 3), np.nan)
     moved[:m, :m] = np.linalg.cholesky(A @ A.T)
-    kept, rows = moved.copy(), np.arange(m)
+    kept, rows = moved.copy(), np.arange(m, dtype=np.int64)
     for k, p in enumerate(cuts):
         shrink(moved, m - k, p, np.empty((0, 0)))
         cut(kept, rows, m - k, p, np.empty((0, 0)))
     n = m - len(cuts)
     b1, b2 = rng.normal(size=(2, n))
     solved = [np.empty(n) for _ in range(4)]
-    forward_pair(moved, n, b1, b2, solved[0], solved[1], np.arange(n))
+    forward_pair(moved, n, b1, b2, solved[0], solved[1], np.arange(n, dtype=np.int64))
     forward_pair(kept, n, b1, b2, solved[2], solved[3], rows)
     np.testing.assert_array_equal(solved[2:], solved[:2])
-    backward_solve(moved, n, solved[0], np.arange(n))
+    backward_solve(moved, n, solved[0], np.arange(n, dtype=np.int64))
     backward_solve(kept, n, solved[2], rows)
     np.testing.assert_array_equal(solved[2], solved[0])
     compact(kept, rows, n)

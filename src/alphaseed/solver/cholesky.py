@@ -27,7 +27,7 @@ from ..kernel import cholesky_in_place, pivoted_cholesky_in_place
 DEPENDENT = 1e-12
 
 
-# row_dot's running sums, one per lane of a vector register: their count fixes the order in which
+# _lane_dot's running sums, one per lane of a vector register: their count fixes the order in which
 # every dot product of the factor is summed, so changing it changes every result.
 LANES = 4
 
@@ -225,6 +225,7 @@ def _rotations_in_lanes(shift: int):
         if not (all(isinstance(t, types.Array) and t.dtype == types.float64 and t.layout == "C" and t.mutable
                     for t in arrays) and L.ndim == 2 and all(t.ndim == 1 for t in arrays[1:])
                 and isinstance(rows, types.Array) and rows.ndim == 1 and rows.dtype == types.int64
+                and rows.layout == "C"
                 and all(isinstance(t, types.Integer) for t in (p, count, at))):
             return None
 
@@ -304,7 +305,8 @@ def shrink(L, m, p, along):
 def cut(L, rows, m, p, along):
     """``shrink`` with no row moved: row i of the factor lives in L's row rows[i] (the identity
     where nothing was cut yet), and cutting p out hands each row below it the next one's L row,
-    its values rotated in place one column on, and gives p's L row to position m - 1. A leave
+    its values from column p + 1 on rotated in place and written one column to the left, and
+    gives p's L row to position m - 1 (the map stays a permutation of L's rows). A leave
     then costs only its rotations: moving the rows below p up one reads and writes all their
     values left of p, in a large factor more than the rotations do. ``compact`` puts the rows
     back in place."""
@@ -317,8 +319,9 @@ def cut(L, rows, m, p, along):
 
 @njit(cache=True, nogil=True)
 def compact(L, rows, m):
-    """Move the factor's m rows into L's first m rows (after ``cut``: rows[i] >= i, ascending) and
-    make ``rows`` the identity again."""
+    """Move the factor's m rows into L's first m rows and make ``rows`` the identity again. After
+    ``cut`` the first m entries of ``rows`` ascend with rows[i] >= i, so each row is copied (its
+    columns 0..i, the factor's) before any copy overwrites it."""
     for i in range(m):
         r = rows[i]
         if r != i:
