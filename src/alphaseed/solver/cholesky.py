@@ -250,8 +250,8 @@ def _rotations_in_lanes(shift: int):
             shares = [cgutils.alloca_once_value(builder, builder.load(v, align=8)) for v in share_vectors]
 
             def broadcast(values, c):
-                one = builder.insert_element(ir.Constant(vector, ir.Undefined), builder.load(builder.gep(values.data, [c])),
-                                             ir.Constant(i32, 0))
+                value = builder.load(builder.gep(values.data, [c]))
+                one = builder.insert_element(ir.Constant(vector, ir.Undefined), value, ir.Constant(i32, 0))
                 return builder.shuffle_vector(one, ir.Constant(vector, ir.Undefined),
                                               ir.Constant(ir.VectorType(i32, LANES), [0] * LANES))
 
@@ -337,8 +337,8 @@ def _rotations(L, m, p, along, rows, shift):
     p, read from L's row rows[i + shift] and written into rows[i]) back to a Cholesky factor: the
     rank-one update with the column that left. Row by row, each row read whole; BLOCK rows at a
     time through the rotations already known (``_rotations_in_lanes``), then through their own
-    one after the other. A rotation multiplies by its cosine's reciprocal (``secant``): a division in
-    that chain would cost several times its latency.
+    one after the other. A rotation multiplies by its cosine's reciprocal (``secant``): a division
+    in that chain would cost several times its latency.
 
     Each row z of ``along`` (shape (k, m) or wider; k may be 0) that holds L^-1 b follows the
     factor: it ends holding L^-1 b for the new factor and b without its value p. That is the same
