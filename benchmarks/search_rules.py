@@ -8,7 +8,9 @@ only where the run before left no support vector free, 1 wherever the run before
 ``AUTO_DIRECT_PATH_TURNS``: the share of the free set the path must carry out of its box for a
 run the active set finished to send the next C straight on whatever its free set, inf never;
 ``AUTO_DIRECT_ITERATIONS``: how long a run SMO ended must have been to count as a tail;
-``AUTO_SMO_ITERATIONS`` and ``AUTO_SMO_MIN_ITERATIONS``: SMO's budget before the finish). Each
+``AUTO_SMO_ITERATIONS`` and ``AUTO_SMO_MIN_ITERATIONS``: SMO's budget before the finish;
+``AUTO_FINISH_ROW_VALUE`` and ``AUTO_FINISH_FACTOR_FLOP``: the finish's start priced in SMO
+iterations, which SMO goes on past its budget to spend, 0 never). Each
 point's time is its fits' (``cv_results_``'s ``mean_fit_time`` times the splits), the median over
 ``--repeats``; the rules alternate within each repeat, each repeat starting at the next (a repeat
 count that is a multiple of the rules' gives each rule each place equally). The sum over the
@@ -42,7 +44,8 @@ from common import ROOT, add_grid_arguments, check_grid_arguments, load_case, se
 
 # The constants a rule may set: auto's, none of which changes what is optimal.
 RULE_CONSTANTS = ("AUTO_DIRECT_FREE_SHARE", "AUTO_DIRECT_PATH_TURNS", "AUTO_DIRECT_ITERATIONS",
-                  "AUTO_SMO_ITERATIONS", "AUTO_SMO_MIN_ITERATIONS")
+                  "AUTO_SMO_ITERATIONS", "AUTO_SMO_MIN_ITERATIONS", "AUTO_FINISH_ROW_VALUE",
+                  "AUTO_FINISH_FACTOR_FLOP")
 BASELINE = "defaults"
 # A point is shown where its slowest rule takes this much longer than its fastest, and
 # SHOWN_MARGIN seconds more: shorter points differ by the clock's noise alone.

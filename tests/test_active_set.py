@@ -733,13 +733,55 @@ def test_auto_is_smo_wherever_smo_converges_within_its_budget():
     np.testing.assert_array_equal(auto.alpha, smo.alpha)
 
 
-def test_auto_finishes_smos_tail_with_the_active_set(monkeypatch):
-    # a budget of a tenth of an iteration per instance makes any run a tail: SMO's iterations,
-    # then Newton steps from where SMO stopped, to the exact optimum
+def every_run_a_tail(monkeypatch):
+    """SMO's budget under auto a tenth of an iteration per instance, and the finish's start priced
+    at nothing: every run SMO does not end at once goes on to the active set from there."""
     import alphaseed.solver.training as training
 
     monkeypatch.setattr(training, "AUTO_SMO_ITERATIONS", 0.1)
     monkeypatch.setattr(training, "AUTO_SMO_MIN_ITERATIONS", 1)
+    monkeypatch.setattr(training, "AUTO_FINISH_ROW_VALUE", 0.0)
+    monkeypatch.setattr(training, "AUTO_FINISH_FACTOR_FLOP", 0.0)
+
+
+def test_auto_lets_smo_go_on_while_the_finishs_start_would_cost_more(monkeypatch):
+    # SMO's budget 8 iterations and the start priced at 20: SMO's 8, 12 more, then Newton steps;
+    # priced past SMO's whole run: SMO's run alone, to SMO's optimum. Catches an auto that
+    # finishes at the budget whatever the start costs, lets SMO go on past the start's price,
+    # or counts only one of SMO's two runs
+    import alphaseed.solver.training as training
+
+    every_run_a_tail(monkeypatch)
+    X, y = problem(n=80, seed=12)
+    km = KernelMatrix(X, 0.5)
+    smo = solve(km, y, np.arange(km.n), 30.0)
+    monkeypatch.setattr(training, "_finish_start_iterations", lambda free, l: 20)
+    priced = solve(km, y, np.arange(km.n), 30.0, options=SolverOptions(solver="auto"))
+    assert priced.newton_steps > 0 and priced.iterations - priced.newton_steps == 20
+    assert kkt_gap64(km, y, priced.alpha, 30.0) <= 1e-3
+    monkeypatch.setattr(training, "_finish_start_iterations", lambda free, l: 10 * smo.iterations)
+    dear = solve(km, y, np.arange(km.n), 30.0, options=SolverOptions(solver="auto"))
+    assert dear.newton_steps == 0 and dear.finisher == "smo" and not dear.iteration_cap_hit
+    assert 20 < dear.iterations < 10 * smo.iterations
+    assert objective64(km, y, dear.alpha) == pytest.approx(objective64(km, y, smo.alpha), rel=1e-3)
+
+
+def test_the_finishs_start_outprices_smos_budget_only_on_a_large_free_set():
+    # full Adult at gamma = 2^-3, C = 2^9 (8,379 free of 26,048 at the budget; options.py), where
+    # SMO converged 27,000 iterations past its budget, goes on to there; the Adult samples' grids,
+    # free sets up to 0.34 of their 2,400 and 4,000 training instances, keep the runs measured
+    # before. Catches a price without the factor's cube, or with the rows priced per instance
+    from alphaseed.solver.training import _auto_budget, _finish_start_iterations
+
+    assert _finish_start_iterations(8379, 26048) > _auto_budget(26048) + 27_000
+    for l in (2400, 4000):
+        assert _finish_start_iterations(int(0.34 * l), l) < _auto_budget(l)
+
+
+def test_auto_finishes_smos_tail_with_the_active_set(monkeypatch):
+    # a budget of a tenth of an iteration per instance makes any run a tail: SMO's iterations,
+    # then Newton steps from where SMO stopped, to the exact optimum
+    every_run_a_tail(monkeypatch)
     X, y = problem(n=80, seed=12)
     km = KernelMatrix(X, 0.5)
     auto = solve(km, y, np.arange(km.n), 30.0, options=SolverOptions(solver="auto"))
@@ -753,10 +795,8 @@ def test_auto_keeps_smos_iteration_cap_where_the_finish_gives_up(monkeypatch):
     # a finish with no memory gives up, and SMO goes on: catches an auto whose SMO starts a fresh
     # cap after the finish (8 + 20 iterations where one SMO run stops at 20)
     import alphaseed.solver.active_set as active_set
-    import alphaseed.solver.training as training
 
-    monkeypatch.setattr(training, "AUTO_SMO_ITERATIONS", 0.1)
-    monkeypatch.setattr(training, "AUTO_SMO_MIN_ITERATIONS", 1)
+    every_run_a_tail(monkeypatch)
     monkeypatch.setattr(active_set, "MEMORY_BYTES", 0)
     X, y = problem(n=80, seed=12)
     km = KernelMatrix(X, 0.5)
@@ -914,8 +954,7 @@ def test_a_search_column_hands_each_larger_C_to_the_solver_the_smaller_showed(mo
     import alphaseed.solver.training as training
     from alphaseed import SVC, GridSearchCV
 
-    monkeypatch.setattr(training, "AUTO_SMO_ITERATIONS", 0.1)
-    monkeypatch.setattr(training, "AUTO_SMO_MIN_ITERATIONS", 1)
+    every_run_a_tail(monkeypatch)
     monkeypatch.setattr(training, "AUTO_DIRECT_FREE_SHARE", 1.0)
     asked = []
     original = grid_search.run_round

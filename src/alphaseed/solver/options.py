@@ -15,6 +15,17 @@ AUTO_SMO_ITERATIONS = 10
 # ... and never before this many: on a small training set SMO's whole run costs about what the
 # finish's start does (on the Adult 3,000 sample's 2,400 instances the two are even at 25,000).
 AUTO_SMO_MIN_ITERATIONS = 25_000
+# Where SMO reaches that budget with a large free set, the finish's start costs more than the
+# budget did: |F| float64 rows of Q, then Q_FF's factor (|F|^3 / 3 flops). ``auto`` then lets SMO go
+# on until its iterations cost what that start would (a ski-rental rule: a run that needs the
+# finish pays at most about twice its cost, a run close to converging is not handed a factor it
+# does not need). The start's cost in SMO iterations over l instances, measured on full Adult's
+# first of 5 folds (l = 26,048, gamma = 2^-3, C = 2^9, one thread): SMO took 1.09 ns an instance
+# an iteration, the start 25 ns a row's value and 37 ps a flop of the factor: each value costs 23
+# instances' share of an iteration, each flop 0.034 (docs/benchmarks/results.md, "SMO goes on
+# where the finish's start costs more than its budget").
+AUTO_FINISH_ROW_VALUE = 23.0
+AUTO_FINISH_FACTOR_FLOP = 0.034
 # In a search's chain along C, the largest share of free support vectors at which a run that the
 # active set finished sends the next C straight to the active set. On the Adult 5,000 sample's
 # large-C points (5-fold, 4,000 instances), against SMO's budget of 10 iterations per instance, the
@@ -70,7 +81,9 @@ class SolverOptions:
         one to eps in float32 values, so a borderline prediction may differ. ``auto`` runs SMO
         and, where it takes more than ``AUTO_SMO_ITERATIONS`` iterations per instance (and more
         than ``AUTO_SMO_MIN_ITERATIONS``), finishes with the active set from where SMO stopped:
-        SMO's result wherever SMO converges sooner. ``SVC`` defaults to ``auto``.
+        SMO's result wherever SMO converges sooner; where the finish's start would cost more than
+        SMO's iterations so far (a large free set), SMO goes on until it has cost that much
+        first. ``SVC`` defaults to ``auto``.
     """
 
     eps: float = 1e-3

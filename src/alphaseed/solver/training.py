@@ -16,8 +16,8 @@ from ..kernel import (
 from .active_set import finish, libsvm_rho
 from .carry import carry_gradient
 from .options import (
-    AUTO_DIRECT_FREE_SHARE, AUTO_DIRECT_ITERATIONS, AUTO_DIRECT_PATH_TURNS, AUTO_SMO_ITERATIONS,
-    AUTO_SMO_MIN_ITERATIONS, SOLVERS, TAIL_ITERATIONS, SolverOptions,
+    AUTO_DIRECT_FREE_SHARE, AUTO_DIRECT_ITERATIONS, AUTO_DIRECT_PATH_TURNS, AUTO_FINISH_FACTOR_FLOP,
+    AUTO_FINISH_ROW_VALUE, AUTO_SMO_ITERATIONS, AUTO_SMO_MIN_ITERATIONS, SOLVERS, TAIL_ITERATIONS, SolverOptions,
 )
 from .penalty import check_C, class_bounds, upper_bounds
 from .smo import smo_loop
@@ -269,14 +269,25 @@ def _iteration_cap(options: SolverOptions, l: int) -> int:
 def _solve_auto(kernel: KernelMatrix, y, index, C: tuple, alpha, previous, gradient0,
                 options: SolverOptions) -> SolveResult:
     """``solve`` by SMO for up to ``AUTO_SMO_ITERATIONS`` per training instance (at least
-    ``AUTO_SMO_MIN_ITERATIONS``), then, where SMO has not converged (its tail), by the active set
-    from where SMO stopped. SMO's own cap, if lower, still stops it."""
+    ``AUTO_SMO_MIN_ITERATIONS``), and on for as long as its iterations cost less than the finish's
+    start would on the free set it has reached (``_finish_start_iterations``); then, where SMO has
+    not converged (its tail), by the active set from where SMO stopped. SMO's own cap, if lower,
+    still stops it."""
     budget = _auto_budget(index.size)
     cap = _iteration_cap(options, index.size)
     smo = solve(kernel, y, index, C, alpha0=alpha, previous=previous, gradient0=gradient0,
                 options=replace(options, solver="smo", max_iter=min(budget, cap)))
     if not smo.iteration_cap_hit or cap <= budget:
         return smo
+    start_cost = min(cap, _finish_start_iterations(smo.n_sv - smo.n_bounded_sv, index.size))
+    if start_cost > smo.iterations:
+        more = solve(kernel, y, index, C, alpha0=smo.alpha, gradient0=(smo.gradient, smo.gradient_bar),
+                     options=replace(options, solver="smo", max_iter=start_cost - smo.iterations))
+        smo = replace(more, iterations=smo.iterations + more.iterations,
+                      seconds_gradient_init=smo.seconds_gradient_init,
+                      seconds_train=smo.seconds_train + more.seconds_gradient_init + more.seconds_train)
+        if not smo.iteration_cap_hit or start_cost == cap:
+            return smo
     # where the finish gives up, SMO goes on with what is left of the cap: SMO's iterations in
     # all stay within it, as in one SMO run
     rest = _solve_active_set(kernel, y, index, C, smo.alpha, replace(options, max_iter=cap - smo.iterations))
@@ -291,27 +302,35 @@ def _auto_budget(l: int) -> int:
     return max(AUTO_SMO_MIN_ITERATIONS, int(AUTO_SMO_ITERATIONS * l))
 
 
+def _finish_start_iterations(free: int, l: int) -> int:
+    """What the active set's start on ``free`` free alphas costs (their rows of Q and Q_FF's
+    factor), in SMO iterations over l instances (``AUTO_FINISH_ROW_VALUE``,
+    ``AUTO_FINISH_FACTOR_FLOP``)."""
+    return int(AUTO_FINISH_ROW_VALUE * free + AUTO_FINISH_FACTOR_FLOP * free**3 / (3.0 * l))
+
+
 def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: SolveResult, *,
                         C: float, step: float, seeded: bool, path_seed: bool = False) -> SolverOptions:
     """The options of the next run on the same training set at a larger C (a search's chain).
 
-    Under ``auto`` the chain remembers what its last run showed. A run whose active set gave up
-    (its free set beyond the memory it may take) sends every larger C to SMO, the free set growing
-    with C. A run that was a tail sends the next C straight to the active set, skipping SMO's
-    budget, where its free set was small (at most ``AUTO_DIRECT_FREE_SHARE`` of the training set):
-    from a seed the active set takes some hundreds of steps whose cost grows as the free set's
-    square, while the budget's SMO iterations cost about the same whatever the free set, and the
-    tail grows with C. Where the active set finished the run and the next C starts at its path's
-    line (``path_seed``), the line also counts the free alphas that leave [0, step C] by the next C
-    (``path_turns``): at least ``AUTO_DIRECT_PATH_TURNS`` of the free set sends the next C straight
-    on whatever the free set's size, as on the Adult points measured SMO did not converge within
-    its budget from so far and the finish then paid for the factor anyway. A tail is here a run
-    that SMO left and the active set finished, or one that SMO ended within its budget after so
-    many iterations that, grown with C, the next run's would reach ``AUTO_DIRECT_ITERATIONS`` per
-    instance (and at least one itself): a step of 16x in C from a run of 1.6 an instance is one, a
-    step of 4x from 2.4 is not. Any other run keeps
-    ``auto``; ``smo`` and ``active_set`` asked for by the caller are never changed. The direct
-    start needs a seed, so a run at a larger C that starts from zero is never sent to it.
+    Under ``auto`` the chain remembers what its last run showed. A run whose active set gave up (its
+    free set beyond the memory it may take), or that SMO converged past its budget because the
+    finish's start would have cost more, sends every larger C to SMO, the free set growing with C. A
+    run that was a tail sends the next C straight to the active set, skipping SMO's budget, where
+    its free set was small (at most ``AUTO_DIRECT_FREE_SHARE`` of the training set): from a seed the
+    active set takes some hundreds of steps whose cost grows as the free set's square, while the
+    budget's SMO iterations cost about the same whatever the free set, and the tail grows with C.
+    Where the active set finished the run and the next C starts at its path's line (``path_seed``),
+    the line also counts the free alphas that leave [0, step C] by the next C (``path_turns``): at
+    least ``AUTO_DIRECT_PATH_TURNS`` of the free set sends the next C straight on whatever the free
+    set's size, as on the Adult points measured SMO did not converge within its budget from so far
+    and the finish then paid for the factor anyway. A tail is here a run that SMO left and the
+    active set finished, or one that SMO ended within its budget after so many iterations that,
+    grown with C, the next run's would reach ``AUTO_DIRECT_ITERATIONS`` per instance (and at least
+    one itself): a step of 16x in C from a run of 1.6 an instance is one, a step of 4x from 2.4 is
+    not. Any other run keeps ``auto``; ``smo`` and ``active_set`` asked for by the caller are never
+    changed. The direct start needs a seed, so a run at a larger C that starts from zero is never
+    sent to it.
 
     Parameters
     ----------
