@@ -746,9 +746,9 @@ def every_run_a_tail(monkeypatch):
 
 def test_auto_lets_smo_go_on_while_the_finishs_start_would_cost_more(monkeypatch):
     # SMO's budget 8 iterations and the start priced at 20: SMO's 8, 12 more, then Newton steps;
-    # priced past SMO's whole run: SMO's run alone, to SMO's optimum. Catches an auto that
-    # finishes at the budget whatever the start costs, lets SMO go on past the start's price,
-    # or counts only one of SMO's two runs
+    # under a cap of 15, SMO's 15 alone; priced past SMO's whole run: SMO's run alone, to SMO's
+    # optimum. Catches an auto that finishes at the budget whatever the start costs, lets SMO go
+    # on past the start's price or the caller's cap, or counts only one of SMO's two runs
     import alphaseed.solver.training as training
 
     every_run_a_tail(monkeypatch)
@@ -759,6 +759,8 @@ def test_auto_lets_smo_go_on_while_the_finishs_start_would_cost_more(monkeypatch
     priced = solve(km, y, np.arange(km.n), 30.0, options=SolverOptions(solver="auto"))
     assert priced.newton_steps > 0 and priced.iterations - priced.newton_steps == 20
     assert kkt_gap64(km, y, priced.alpha, 30.0) <= 1e-3
+    capped = solve(km, y, np.arange(km.n), 30.0, options=SolverOptions(solver="auto", max_iter=15))
+    assert capped.iterations == 15 and capped.iteration_cap_hit and capped.newton_steps == 0
     monkeypatch.setattr(training, "_finish_start_iterations", lambda free, l: 10 * smo.iterations)
     dear = solve(km, y, np.arange(km.n), 30.0, options=SolverOptions(solver="auto"))
     assert dear.newton_steps == 0 and dear.finisher == "smo" and not dear.iteration_cap_hit

@@ -270,9 +270,9 @@ def _solve_auto(kernel: KernelMatrix, y, index, C: tuple, alpha, previous, gradi
                 options: SolverOptions) -> SolveResult:
     """``solve`` by SMO for up to ``AUTO_SMO_ITERATIONS`` per training instance (at least
     ``AUTO_SMO_MIN_ITERATIONS``), and on for as long as its iterations cost less than the finish's
-    start would on the free set it has reached (``_finish_start_iterations``); then, where SMO has
-    not converged (its tail), by the active set from where SMO stopped. SMO's own cap, if lower,
-    still stops it."""
+    start would on the free set it holds at the budget (``_finish_start_iterations``); then, where
+    SMO has not converged (its tail), by the active set from where SMO stopped. SMO's own cap, if
+    lower, still stops it."""
     budget = _auto_budget(index.size)
     cap = _iteration_cap(options, index.size)
     smo = solve(kernel, y, index, C, alpha0=alpha, previous=previous, gradient0=gradient0,
@@ -314,8 +314,8 @@ def options_at_larger_C(options: SolverOptions, asked: SolverOptions, result: So
     """The options of the next run on the same training set at a larger C (a search's chain).
 
     Under ``auto`` the chain remembers what its last run showed. A run whose active set gave up (its
-    free set beyond the memory it may take), or that SMO converged past its budget because the
-    finish's start would have cost more, sends every larger C to SMO, the free set growing with C. A
+    free set beyond the memory it may take), or that SMO ended past its budget because the finish's
+    start would have cost more, sends every larger C to SMO, the free set growing with C. A
     run that was a tail sends the next C straight to the active set, skipping SMO's budget, where
     its free set was small (at most ``AUTO_DIRECT_FREE_SHARE`` of the training set): from a seed the
     active set takes some hundreds of steps whose cost grows as the free set's square, while the
