@@ -283,17 +283,21 @@ def _solve_auto(kernel: KernelMatrix, y, index, C: tuple, alpha, previous, gradi
     if start_cost > smo.iterations:
         more = solve(kernel, y, index, C, alpha0=smo.alpha, gradient0=(smo.gradient, smo.gradient_bar),
                      options=replace(options, solver="smo", max_iter=start_cost - smo.iterations))
-        smo = replace(more, iterations=smo.iterations + more.iterations,
-                      seconds_gradient_init=smo.seconds_gradient_init,
-                      seconds_train=smo.seconds_train + more.seconds_gradient_init + more.seconds_train)
+        smo = _one_after_another(smo, more)
         if not smo.iteration_cap_hit or start_cost == cap:
             return smo
     # where the finish gives up, SMO goes on with what is left of the cap: SMO's iterations in
     # all stay within it, as in one SMO run
     rest = _solve_active_set(kernel, y, index, C, smo.alpha, replace(options, max_iter=cap - smo.iterations))
-    return replace(rest, iterations=smo.iterations + rest.iterations,
-                   seconds_gradient_init=smo.seconds_gradient_init,
-                   seconds_train=smo.seconds_train + rest.seconds_train)
+    return _one_after_another(smo, rest)
+
+
+def _one_after_another(first: SolveResult, then: SolveResult) -> SolveResult:
+    """``then``'s run, which started where ``first`` stopped, with both runs' iterations and
+    seconds: the start's gradient is ``first``'s, and everything after it counts as training."""
+    return replace(then, iterations=first.iterations + then.iterations,
+                   seconds_gradient_init=first.seconds_gradient_init,
+                   seconds_train=first.seconds_train + then.seconds_gradient_init + then.seconds_train)
 
 
 def _auto_budget(l: int) -> int:
