@@ -24,6 +24,13 @@ what PredefinedSplit does):
 The scikit-learn peers get their best input (``--peer-inputs``, as ``bench_cv.py``'s): dense
 arrays for dense data, CSR for sparse, both (a row each) where the data's density leaves it open.
 
+Beside the table, every exhaustive variant's points go to results/bench/search_points.csv (its
+name taken from ``--out``'s): each point's fit seconds summed over its splits (``cv_results_``'s
+``mean_fit_time`` times the splits: thread-seconds where the search runs points side by side; for
+``libsvm``, the point's whole cross-validation, one after the other), its iterations where the
+variant counts them, and its accuracy. ``--points`` also prints each variant's fit seconds as a
+C-by-gamma table: where a grid's time goes.
+
 Each variant runs in a fresh subprocess with its thread counts set before numba and LibSVM
 load, and every search runs once on the grid's first point before the clock (imports, worker
 processes and thread pools), ours as the peers'. Ratios are taken within one invocation. Prints
@@ -83,12 +90,17 @@ def run_one(case: str, variant: str, given: str, log2_C: str, log2_gamma: str, k
         from alphaseed.cv import cross_validate
 
         warmup()
+        runs, point_seconds = [], []
         start = time.perf_counter()
-        runs = [cross_validate(X, y, C, gamma, cv=splits, method="libsvm") for C, gamma in points]
+        for C, gamma in points:
+            clock = time.perf_counter()
+            runs.append(cross_validate(X, y, C, gamma, cv=splits, method="libsvm"))
+            point_seconds.append(time.perf_counter() - clock)
         seconds = time.perf_counter() - start
         # scikit-learn's mean_test_score: the mean of the per-split accuracies.
         scores = [np.mean([r.n_correct / r.test_size for r in run.rounds]) for run in runs]
-        iterations = sum(r.iterations for r in runs)
+        point_iterations = [run.iterations for run in runs]
+        iterations = sum(point_iterations)
     else:
         if variant in PEERS:
             X = X.toarray() if given == "dense" else X
@@ -136,10 +148,15 @@ def run_one(case: str, variant: str, given: str, log2_C: str, log2_gamma: str, k
         if variant.endswith("halving"):
             return {"seconds": seconds, "iterations": iterations, "scores": None,
                     "best": best, "best_accuracy": float(search.best_score_)}
-        by_point = dict(zip(((p["C"], p["gamma"]) for p in search.cv_results_["params"]),
-                            search.cv_results_["mean_test_score"]))
-        scores = [by_point[p] for p in points]
-    return {"seconds": seconds, "iterations": iterations, "scores": [float(s) for s in scores]}
+        results = search.cv_results_
+        at = {(p["C"], p["gamma"]): n for n, p in enumerate(results["params"])}
+        order = [at[p] for p in points]
+        scores = results["mean_test_score"][order]
+        point_seconds = len(splits) * results["mean_fit_time"][order]
+        point_iterations = results["total_iterations"][order] if "total_iterations" in results else None
+    return {"seconds": seconds, "iterations": iterations, "scores": [float(s) for s in scores],
+            "point_seconds": [float(s) for s in point_seconds],
+            "point_iterations": None if point_iterations is None else [int(i) for i in point_iterations]}
 
 
 def main() -> None:
@@ -151,6 +168,8 @@ def main() -> None:
                         help="n_jobs of scikit-learn's and our search")
     parser.add_argument("--peer-inputs", choices=PEER_INPUTS, default="best", help=PEER_INPUTS_HELP)
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "search.csv")
+    parser.add_argument("--points", action="store_true",
+                        help="also print each exhaustive variant's fit seconds at every point, C by gamma")
     # The child's arguments as one JSON object: a range like -5:15:2 would read as an option.
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -196,6 +215,30 @@ def main() -> None:
     table = pd.DataFrame(rows)
     print(table.to_string(index=False))
     write_csv(table, args.out)
+    by_point = point_table(runs, points)
+    if args.points:
+        for (variant, given), seconds in by_point.groupby(["variant", "input"], sort=False):
+            print(f"\n{variant}{' on ' + given if given else ''}: fit seconds at each point, summed over its "
+                  f"splits ({seconds.fit_seconds.sum():.2f} in all)")
+            print(seconds.pivot(index="log2_C", columns="log2_gamma", values="fit_seconds")
+                  .round(2).to_string())
+    write_csv(by_point, args.out.with_name(f"{args.out.stem}_points.csv"))
+
+
+def point_table(runs: dict, points: list) -> pd.DataFrame:
+    """One row per exhaustive variant and grid point: its fit seconds over the splits, its iterations
+    (None where the variant does not count them) and its accuracy."""
+    rows = []
+    for (variant, given), run in runs.items():
+        if run["scores"] is None:
+            continue
+        iterations = run["point_iterations"] or [None] * len(points)
+        rows += [{"variant": variant, "input": given, "log2_C": C, "log2_gamma": gamma, "fit_seconds": seconds,
+                  "iterations": its, "accuracy": 100.0 * score}
+                 for (C, gamma), seconds, its, score in zip(points, run["point_seconds"], iterations, run["scores"])]
+    table = pd.DataFrame(rows, columns=["variant", "input", "log2_C", "log2_gamma", "fit_seconds", "iterations",
+                                        "accuracy"])
+    return table.astype({"iterations": "Int64"})
 
 
 if __name__ == "__main__":
