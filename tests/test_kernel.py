@@ -177,8 +177,9 @@ def lookup(out, distance, table, y, sign):
     native.signed_lookup(out, distance, table, y, sign)
 
 rng = np.random.default_rng(3)
-for n, entries in [(0, 32), (15, 32), (16, 29), (7, 29), (1001, 7), (1003, 32), (9, 40)]:
-    table = np.exp(-0.3 * np.arange(entries))
+for n, entries, gamma in [(0, 32, 0.3), (15, 32, 0.3), (16, 29, 0.3), (7, 29, 0.3), (1001, 7, 0.3), (1003, 32, 0.3),
+                          (9, 40, 0.3), (1001, 29, 8.0)]:
+    table = np.exp(-gamma * np.arange(entries))
     distance = rng.integers(0, entries, n).astype(np.int32)
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     out = np.full(n + 1, np.nan, dtype=np.float32)
@@ -191,14 +192,42 @@ assert ("vpermps" in code or "vpermd" in code) == (lanes == 8) and "vpermi2ps" n
 """
 
 
+def test_times_sign_gives_the_products_bits():
+    """``times_sign`` (the sign bit flipped instead of a multiply by -1, which is slow on a
+    subnormal value) against the float32 product itself, on normal, subnormal and zero values of
+    both signs. Would catch a flip where the factor is +1, a lost sign of zero (-1 * 0.0 is -0.0)
+    and a subnormal value flushed to zero."""
+    from numba import njit
+
+    from alphaseed.kernel import times_sign
+
+    @njit
+    def signed_products(factors, values):
+        out = np.empty((factors.size, values.size), dtype=np.float32)
+        for a in range(factors.size):
+            for b in range(values.size):
+                out[a, b] = times_sign(factors[a], values[b])
+        return out
+
+    tiny = np.finfo(np.float32).tiny
+    values = np.array([1.0, 1e-7, tiny, tiny / 3, np.float32(1.4e-45), 0.0], dtype=np.float32)
+    values = np.concatenate([values, -values])
+    factors = np.array([1.0, -1.0], dtype=np.float32)
+    expected = factors[:, None] * values[None, :]
+    got = signed_products(factors, values)
+    np.testing.assert_array_equal(got.view(np.int32), expected.view(np.int32))
+    assert np.any((got != 0) & (np.abs(got) < tiny))
+
+
 @pytest.mark.parametrize("lanes", [0, 8])
 def test_the_lookup_without_avx512_is_the_plain_loop_or_avx2s_permutation(lanes):
     """``signed_lookup`` as compiled for a processor without AVX-512: one value at a time (0
     lanes), or AVX2's 8-lane permutation of four registers blended by the index's high bits, each
     in a process of its own (Numba keeps an intrinsic's first typing): the plain loop's float32
-    values, signs and all, on lengths around multiples of 8 and 16 and tables shorter than 32.
-    Would catch a fallback that skips values or drops the sign, and a blend that takes the wrong
-    register for an index of 8 or more. AVX-512's permutation is checked where this processor
+    values, signs and all, on lengths around multiples of 8 and 16 and tables shorter than 32, one
+    (gamma = 8) with subnormal float32 values. Would catch a fallback that skips values or drops
+    the sign, a blend that takes the wrong register for an index of 8 or more, and subnormal
+    values flushed to zero. AVX-512's permutation is checked where this processor
     has it by the position-order rows below."""
     import subprocess
     import sys
@@ -211,14 +240,15 @@ def test_the_lookup_without_avx512_is_the_plain_loop_or_avx2s_permutation(lanes)
 
 
 @pytest.mark.parametrize("features, ones, gamma", [(123, None, 0.05), (300, None, 0.05),
-                                                   (123, 14, 0.05), (300, None, 7.8125)])
+                                                   (123, 14, 0.05), (300, None, 7.8125), (123, 14, 8.0)])
 def test_bit_sets_in_position_order_give_the_gathered_rows(features, ones, gamma):
     """Binary rows computed from the solver's word-major copy (``solver_source``) are the
     rows ``cache`` mode gathers through gidx: filled serially and in parallel chunks, extended
     from a computed prefix, and after swaps; with an even word count (Adult's 2) and an odd one
     (Webdata's 5, whose first word is summed alone); with 14 ones a row, as Adult's, the kernel
     is looked up by permutation (``signed_lookup``), and so it is at Webdata's gamma, where the
-    table's float32 values are 0.0 from distance 14 on. Would catch a chunk's or a prefix's
+    table's float32 values are 0.0 from distance 14 on, those at 12 and 13 subnormal (at gamma = 8
+    with 14 ones, those at 11 and 12). Would catch subnormal values flushed to zero, a chunk's or a prefix's
     offset wrong, a swap that moves words instead of positions, the copy not swapped at all, the
     odd word added to the scratch's stale distances, the permutation's sign or table half wrong,
     its last values (past a multiple of 16) left unwritten, and distances past the permuted
@@ -233,7 +263,8 @@ def test_bit_sets_in_position_order_give_the_gathered_rows(features, ones, gamma
     km = KernelMatrix(X, gamma, mode="cache")
     table = km.compact_rows.by_distance.astype(np.float32)
     assert (table.size <= PERMUTED_TABLE) == (ones is not None)
-    assert (table.size > PERMUTED_TABLE and table[PERMUTED_TABLE - 1] == 0) == (gamma > 1)
+    assert (table.size > PERMUTED_TABLE and table[PERMUTED_TABLE - 1] == 0) == (gamma > 1 and ones is None)
+    assert np.any((table > 0) & (table < np.finfo(np.float32).tiny)) == (gamma > 1)
     assert n * km.compact_rows.bits.shape[1] >= PARALLEL_ROW_WORK   # long rows are filled in parallel
     gidx = rng.permutation(n)
     y = np.where(rng.random(n) < 0.3, 1.0, -1.0)

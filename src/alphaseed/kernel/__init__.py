@@ -28,6 +28,7 @@ from .matrix import (
     threads_may_share,
     shared_dots,
 )
+from .native import times_sign
 from .products import ExactKernel, gathered_times, kernel_cross_times
 from .row_cache import (
     EVICTIONS,
@@ -59,7 +60,7 @@ from .row_source import (
 from .threads import chain_threads, concurrent_launches_are_safe, finished_future, numba_threads, resolve_n_jobs
 from .values import CompactRows, blas_dots_are_exact, dense_features, squared_norms, takes_bit_sets
 
-# The public API; the row cache and row source names above are the solver's interface to the
+# The public API; the row cache and row source names and times_sign above are the solver's interface to the
 # kernel, mapped_array the seeders' large buffers and norm_reach their sparse kernel columns, imported
 # from here but not part of the API.
 __all__ = [

@@ -20,7 +20,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit, prange
 
-from .native import popcount, signed_lookup
+from .native import popcount, signed_lookup, times_sign
 from .row_cache import acquire, cache_apart, cache_together, count_request, new_cache
 from .values import dense_rows, kernel_values
 
@@ -228,7 +228,7 @@ def _fill_serial(out, X, sqnorm, gamma, gidx, y, g, sign, start, stop, compact):
     float32 value, exactly as to the float64 one."""
     kernel_values(out[start:stop], X, sqnorm, gamma, g, gidx[start:stop], compact)
     for c in range(start, stop):
-        out[c] = np.float32(sign * y[c]) * out[c]
+        out[c] = times_sign(np.float32(sign * y[c]), out[c])
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -288,7 +288,7 @@ def _gathered(out, g, sign, X, sqnorm, gamma, gidx, y, source, start, stop):
     else:
         row = global_row(g, X, sqnorm, gamma, source)
     for c in range(start, stop):
-        out[c] = np.float32(sign * y[c]) * row[gidx[c]]
+        out[c] = times_sign(np.float32(sign * y[c]), row[gidx[c]])
 
 
 @njit(cache=True, nogil=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..kernel import GRAM, VALUES_COMPUTED, cache_swap_columns
+from ..kernel import GRAM, VALUES_COMPUTED, cache_swap_columns, times_sign
 from .selection import chunk_bounds
 from .state import (
     FREE, INF, LOWER, RECONSTRUCTION_VALUES, RECONSTRUCTIONS, UPPER, in_low, in_up, q_row,
@@ -60,13 +60,13 @@ def _gram_rows_of_free(G, gram, gidx, y, alpha, free, targets):
         for k in range(targets.shape[0]):
             c = columns[k]
             s = signs[k]
-            g = sums[k] + alpha[i0] * (np.float32(y[i0] * s) * r0[c])
+            g = sums[k] + alpha[i0] * times_sign(np.float32(y[i0] * s), r0[c])
             if count > 1:
-                g += alpha[i1] * (np.float32(y[i1] * s) * r1[c])
+                g += alpha[i1] * times_sign(np.float32(y[i1] * s), r1[c])
             if count > 2:
-                g += alpha[i2] * (np.float32(y[i2] * s) * r2[c])
+                g += alpha[i2] * times_sign(np.float32(y[i2] * s), r2[c])
             if count > 3:
-                g += alpha[i3] * (np.float32(y[i3] * s) * r3[c])
+                g += alpha[i3] * times_sign(np.float32(y[i3] * s), r3[c])
             sums[k] = g
     G[targets] = sums
 
@@ -86,10 +86,10 @@ def _gram_rows_of_inactive(G, gram, gidx, y, alpha, free, targets):
             j = free[f]
             c = columns[f]
             a = alpha[j]
-            s0 += a * (np.float32(y[t0] * y[j]) * r0[c])
-            s1 += a * (np.float32(y[t1] * y[j]) * r1[c])
-            s2 += a * (np.float32(y[t2] * y[j]) * r2[c])
-            s3 += a * (np.float32(y[t3] * y[j]) * r3[c])
+            s0 += a * times_sign(np.float32(y[t0] * y[j]), r0[c])
+            s1 += a * times_sign(np.float32(y[t1] * y[j]), r1[c])
+            s2 += a * times_sign(np.float32(y[t2] * y[j]), r2[c])
+            s3 += a * times_sign(np.float32(y[t3] * y[j]), r3[c])
         # A short group repeats its last target: its sum is the same, stored last.
         G[t0] = s0
         G[t1] = s1
