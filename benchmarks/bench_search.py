@@ -218,8 +218,9 @@ def main() -> None:
     by_point = point_table(runs, points)
     if args.points:
         for (variant, given), seconds in by_point.groupby(["variant", "input"], sort=False):
-            print(f"\n{variant}{' on ' + given if given else ''}: fit seconds at each point, summed over its "
-                  f"splits ({seconds.fit_seconds.sum():.2f} in all)")
+            what = "seconds of its cross-validation" if variant == "libsvm" else "fit seconds summed over its splits"
+            print(f"\n{variant}{' on ' + given if given else ''}: {what} at each point "
+                  f"({seconds.fit_seconds.sum():.2f} in all)")
             print(seconds.pivot(index="log2_C", columns="log2_gamma", values="fit_seconds")
                   .round(2).to_string())
     write_csv(by_point, args.out.with_name(f"{args.out.stem}_points.csv"))

@@ -184,7 +184,8 @@ for n, entries, gamma in [(0, 32, 0.3), (15, 32, 0.3), (16, 29, 0.3), (7, 29, 0.
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     out = np.full(n + 1, np.nan, dtype=np.float32)
     lookup(out[:n], distance, table, y, -1.0)
-    np.testing.assert_array_equal(out[:n], (-y * table[distance]).astype(np.float32))
+    # bit for bit: a lost sign of zero (-1 * 0.0 is -0.0) compares equal as floats
+    np.testing.assert_array_equal(out[:n].view(np.int32), (-y * table[distance]).astype(np.float32).view(np.int32))
     assert np.isnan(out[n])
 code = lookup.inspect_asm(lookup.signatures[0])
 # LLVM may emit AVX2's float permutation as its integer twin, vpermd: the same bits.
@@ -225,9 +226,9 @@ def test_the_lookup_without_avx512_is_the_plain_loop_or_avx2s_permutation(lanes)
     lanes), or AVX2's 8-lane permutation of four registers blended by the index's high bits, each
     in a process of its own (Numba keeps an intrinsic's first typing): the plain loop's float32
     values, signs and all, on lengths around multiples of 8 and 16 and tables shorter than 32, one
-    (gamma = 8) with subnormal float32 values. Would catch a fallback that skips values or drops
-    the sign, a blend that takes the wrong register for an index of 8 or more, and subnormal
-    values flushed to zero. AVX-512's permutation is checked where this processor
+    (gamma = 8) with subnormal float32 values, compared bit for bit. Would catch a fallback that
+    skips values or drops the sign (of a zero too), a blend that takes the wrong register for an
+    index of 8 or more, and subnormal values flushed to zero. AVX-512's permutation is checked where this processor
     has it by the position-order rows below."""
     import subprocess
     import sys
@@ -248,8 +249,9 @@ def test_bit_sets_in_position_order_give_the_gathered_rows(features, ones, gamma
     (Webdata's 5, whose first word is summed alone); with 14 ones a row, as Adult's, the kernel
     is looked up by permutation (``signed_lookup``), and so it is at Webdata's gamma, where the
     table's float32 values are 0.0 from distance 14 on, those at 12 and 13 subnormal (at gamma = 8
-    with 14 ones, those at 11 and 12). Would catch subnormal values flushed to zero, a chunk's or a prefix's
-    offset wrong, a swap that moves words instead of positions, the copy not swapped at all, the
+    with 14 ones a row every distance is even, and the one at 12 is subnormal). Rows are compared
+    bit for bit. Would catch subnormal values flushed to zero, a zero's sign lost, a chunk's or a
+    prefix's offset wrong, a swap that moves words instead of positions, the copy not swapped at all, the
     odd word added to the scratch's stale distances, the permutation's sign or table half wrong,
     its last values (past a multiple of 16) left unwritten, and distances past the permuted
     table not clamped to its last, zero, entry (the permutation reads them modulo 32)."""
@@ -279,14 +281,14 @@ def test_bit_sets_in_position_order_give_the_gathered_rows(features, ones, gamma
 
     cache = new_cache(n, 1 << 24)
     row(7, 1000, cache)                       # a serial prefix, then the parallel rest
-    np.testing.assert_array_equal(row(7, n, cache), expected(7))
+    np.testing.assert_array_equal(row(7, n, cache).view(np.int32), expected(7).view(np.int32))
     for i, j in [(0, n - 1), (7, 123), (5, 6), (123, 123)]:
         source_swap(source, i, j)
         gidx[[i, j]] = gidx[[j, i]]
         y[[i, j]] = y[[j, i]]
     cache = new_cache(n, 1 << 24)
     for p in (0, 7, 123, n - 1):
-        np.testing.assert_array_equal(row(p, n, cache), expected(p))
+        np.testing.assert_array_equal(row(p, n, cache).view(np.int32), expected(p).view(np.int32))
 
 
 def test_blas_dots_are_used_only_where_they_are_exact():
