@@ -60,9 +60,9 @@ from .row_source import (
 from .threads import chain_threads, concurrent_launches_are_safe, finished_future, numba_threads, resolve_n_jobs
 from .values import CompactRows, blas_dots_are_exact, dense_features, squared_norms, takes_bit_sets
 
-# The public API; the row cache and row source names and times_sign above are the solver's interface to the
-# kernel, mapped_array the seeders' large buffers and norm_reach their sparse kernel columns, imported
-# from here but not part of the API.
+# The public API; the row cache and row source names and times_sign above are the solver's
+# interface to the kernel, mapped_array the seeders' large buffers and norm_reach their sparse kernel
+# columns, imported from here but not part of the API.
 __all__ = [
     "KERNEL_MODES", "KernelMatrix", "default_memory_budget", "dots_fit_beside_gram", "gram_bytes",
     "memory_mb", "prefaulted_gram", "resolve_mode", "threads_may_share", "shared_dots", "blas_dots",
