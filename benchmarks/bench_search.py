@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 from common import (
     PEER_INPUTS, PEER_INPUTS_HELP, ROOT, add_grid_arguments, check_grid_arguments, load_case, peer_inputs, run_child,
-    search_splits, write_csv,
+    grid_points, search_splits, write_csv,
 )
 
 VARIANTS = ("libsvm", "sklearn", "intelex", "cold", "seeded", "cold_active_set", "seeded_active_set",
@@ -97,10 +97,13 @@ def run_one(case: str, variant: str, given: str, log2_C: str, log2_gamma: str, k
             runs.append(cross_validate(X, y, C, gamma, cv=splits, method="libsvm"))
             point_seconds.append(time.perf_counter() - clock)
         seconds = time.perf_counter() - start
-        # scikit-learn's mean_test_score: the mean of the per-split accuracies.
-        scores = [np.mean([r.n_correct / r.test_size for r in run.rounds]) for run in runs]
-        point_iterations = [run.iterations for run in runs]
-        iterations = sum(point_iterations)
+        # grid_points' columns: scikit-learn's mean_test_score is the mean of the per-split accuracies
+        by_point = pd.DataFrame({"log2_C": [np.log2(C) for C, _ in points],
+                                 "log2_gamma": [np.log2(gamma) for _, gamma in points],
+                                 "fit_seconds": point_seconds, "iterations": [run.iterations for run in runs],
+                                 "accuracy": [100.0 * np.mean([r.n_correct / r.test_size for r in run.rounds])
+                                              for run in runs]})
+        iterations = int(by_point.iterations.sum())
     else:
         if variant in PEERS:
             X = X.toarray() if given == "dense" else X
@@ -146,17 +149,11 @@ def run_one(case: str, variant: str, given: str, log2_C: str, log2_gamma: str, k
             iterations = int(search.cv_results_["total_iterations"].sum())
         best = (np.log2(search.best_params_["C"]), np.log2(search.best_params_["gamma"]))
         if variant.endswith("halving"):
-            return {"seconds": seconds, "iterations": iterations, "scores": None,
-                    "best": best, "best_accuracy": float(search.best_score_)}
-        results = search.cv_results_
-        at = {(p["C"], p["gamma"]): n for n, p in enumerate(results["params"])}
-        order = [at[p] for p in points]
-        scores = results["mean_test_score"][order]
-        point_seconds = len(splits) * results["mean_fit_time"][order]
-        point_iterations = results["total_iterations"][order] if "total_iterations" in results else None
-    return {"seconds": seconds, "iterations": iterations, "scores": [float(s) for s in scores],
-            "point_seconds": [float(s) for s in point_seconds],
-            "point_iterations": None if point_iterations is None else [int(i) for i in point_iterations]}
+            return {"seconds": seconds, "iterations": iterations, "points": None,
+                    "best": best, "best_accuracy": 100.0 * float(search.best_score_)}
+        by_point = (grid_points(search.cv_results_, len(splits)).set_index(["log2_C", "log2_gamma"])
+                    .loc[[(np.log2(C), np.log2(gamma)) for C, gamma in points]].reset_index())
+    return {"seconds": seconds, "iterations": iterations, "points": json.loads(by_point.to_json(orient="records"))}
 
 
 def main() -> None:
@@ -190,15 +187,16 @@ def main() -> None:
             print(f"  {variant:>8} {given:>6} {run['seconds']:9.2f} s", file=sys.stderr, flush=True)
     Cs, gammas = log2_values(args.C), log2_values(args.gamma)
     points = [(c, g) for c in Cs for g in gammas]
-    exhaustive = [key for key, run in runs.items() if run["scores"] is not None]
-    reference = runs[("cold", "") if ("cold", "") in runs else exhaustive[0]]["scores"] if exhaustive else None
+    by_point = point_table(runs)
+    accuracy = {key: points.accuracy.to_numpy() for key, points in by_point.groupby(["variant", "input"], sort=False)}
+    reference = accuracy.get(("cold", ""), next(iter(accuracy.values()), None))
     seeded = runs.get(("seeded", ""), {}).get("seconds")
     rows = []
     for (variant, given), run in runs.items():
-        if run["scores"] is None:   # a halving search: its best point, scored on its last round's subsample
+        if run["points"] is None:   # a halving search: its best point, scored on its last round's subsample
             best, best_accuracy, differing = run["best"], run["best_accuracy"], None
         else:
-            scores = np.array(run["scores"])
+            scores = accuracy[variant, given]
             best, best_accuracy = points[int(np.argmax(scores))], scores.max()
             differing = int(np.sum(scores != reference))
         rows.append({
@@ -210,12 +208,11 @@ def main() -> None:
             "seconds_over_seeded": run["seconds"] / seeded if seeded else None,
             "points_differing_from_cold": differing,
             "best_log2_C": best[0], "best_log2_gamma": best[1],
-            "best_accuracy": 100.0 * best_accuracy,
+            "best_accuracy": best_accuracy,
         })
     table = pd.DataFrame(rows)
     print(table.to_string(index=False))
     write_csv(table, args.out)
-    by_point = point_table(runs, points)
     if args.points:
         for (variant, given), seconds in by_point.groupby(["variant", "input"], sort=False):
             what = "seconds of its cross-validation" if variant == "libsvm" else "fit seconds summed over its splits"
@@ -226,20 +223,12 @@ def main() -> None:
     write_csv(by_point, args.out.with_name(f"{args.out.stem}_points.csv"))
 
 
-def point_table(runs: dict, points: list) -> pd.DataFrame:
-    """One row per exhaustive variant and grid point: its fit seconds over the splits, its iterations
-    (None where the variant does not count them) and its accuracy."""
-    rows = []
-    for (variant, given), run in runs.items():
-        if run["scores"] is None:
-            continue
-        iterations = run["point_iterations"] or [None] * len(points)
-        rows += [{"variant": variant, "input": given, "log2_C": C, "log2_gamma": gamma, "fit_seconds": seconds,
-                  "iterations": its, "accuracy": 100.0 * score}
-                 for (C, gamma), seconds, its, score in zip(points, run["point_seconds"], iterations, run["scores"])]
-    table = pd.DataFrame(rows, columns=["variant", "input", "log2_C", "log2_gamma", "fit_seconds", "iterations",
-                                        "accuracy"])
-    return table.astype({"iterations": "Int64"})
+def point_table(runs: dict) -> pd.DataFrame:
+    """``grid_points``' rows of every exhaustive variant, each with its variant and input."""
+    tables = [pd.DataFrame(run["points"]).assign(variant=variant, input=given)
+              for (variant, given), run in runs.items() if run["points"] is not None]
+    columns = ["variant", "input", "log2_C", "log2_gamma", "fit_seconds", "iterations", "accuracy"]
+    return (pd.concat(tables)[columns] if tables else pd.DataFrame(columns=columns)).astype({"iterations": "Int64"})
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import ROOT, add_grid_arguments, check_grid_arguments, load_case, search_splits, write_csv
+from common import ROOT, add_grid_arguments, check_grid_arguments, grid_points, load_case, search_splits, write_csv
 
 # The constants a rule may set: auto's, none of which changes what is optimal.
 RULE_CONSTANTS = ("AUTO_DIRECT_FREE_SHARE", "AUTO_DIRECT_PATH_TURNS", "AUTO_DIRECT_ITERATIONS",
@@ -144,11 +144,7 @@ def main() -> None:
                              "best_log2_C": np.log2(results["param_C"][best]),
                              "best_log2_gamma": np.log2(results["param_gamma"][best])})
             before = rule
-            per_point.append(pd.DataFrame({
-                "rule": rule, "log2_C": np.log2(results["param_C"].astype(float)),
-                "log2_gamma": np.log2(results["param_gamma"].astype(float)),
-                "fit_seconds": results["mean_fit_time"] * len(splits),
-                "iterations": results["total_iterations"], "accuracy": 100.0 * results["mean_test_score"]}))
+            per_point.append(grid_points(results, len(splits)).assign(rule=rule))
             print(f"  {repeat} {rule:>10} {search_seconds:8.3f} s", flush=True)
     runs = pd.DataFrame(searches)
     print(runs.groupby("rule", sort=False).agg(seconds=("seconds", "median"), iterations=("iterations", "first"),
